@@ -1,0 +1,262 @@
+import { type Context, Service } from 'cordis'
+import { z } from 'zod'
+import { snapshotArguments } from './snapshot.js'
+import type {
+  ApprovalDecision,
+  ApprovalService,
+  ExecuteMiddleware,
+  PreExecuteDecision,
+  PreExecuteListener,
+  ResultObserver,
+  ToolCall,
+  ToolDefinition,
+  ToolExecution,
+  ToolResult,
+  ToolSchema,
+} from './types.js'
+import { formatIssues } from './validate.js'
+
+declare module 'cordis' {
+  interface Context {
+    tools: ToolRegistry
+    approval?: ApprovalService
+  }
+}
+
+export interface HookOptions {
+  /** Lower runs first; equal orders run in registration order. Default 0. */
+  order?: number
+}
+
+interface Ordered<T> {
+  fn: T
+  order: number
+  seq: number
+}
+
+/** Builds a text result. */
+export function textResult(text: string, isError = false): ToolResult {
+  return { content: [{ type: 'text', text }], isError }
+}
+
+/** Builds the `Error: <message>` result the pipeline uses for every failure. */
+export function errorResult(error: unknown): ToolResult {
+  return textResult(`Error: ${messageOf(error)}`, true)
+}
+
+export function messageOf(error: unknown): string {
+  if (error instanceof Error) return error.message
+  return String(error)
+}
+
+const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/
+
+/**
+ * `ctx.tools`: the tool registry and its execution pipeline.
+ *
+ * Registrations and hooks are effects of the calling plugin: they vanish when it unloads.
+ * `execute` never throws.
+ */
+export class ToolRegistry extends Service {
+  readonly #tools = new Map<string, ToolDefinition>()
+  readonly #pre: Ordered<PreExecuteListener>[] = []
+  readonly #middleware: Ordered<ExecuteMiddleware>[] = []
+  readonly #observers: ResultObserver[] = []
+  readonly #own: Context
+  #seq = 0
+
+  constructor(ctx: Context) {
+    super(ctx, 'tools', true)
+    this.#own = ctx
+  }
+
+  /** Registers a tool; returns its disposer. A duplicate name is an error. */
+  register<S extends z.ZodType>(tool: ToolDefinition<S>): () => void {
+    if (!tool || typeof tool.name !== 'string' || !TOOL_NAME.test(tool.name)) {
+      throw new Error(`invalid tool name ${JSON.stringify(tool?.name)}: expected 1-64 letters, digits, "_" or "-"`)
+    }
+    if (typeof tool.execute !== 'function') throw new Error(`tool "${tool.name}" has no execute function`)
+    if (this.#tools.has(tool.name)) throw new Error(`tool "${tool.name}" is already registered`)
+    const def = tool as unknown as ToolDefinition
+    return this.ctx.effect(() => {
+      if (this.#tools.has(def.name)) throw new Error(`tool "${def.name}" is already registered`)
+      this.#tools.set(def.name, def)
+      return () => {
+        if (this.#tools.get(def.name) === def) this.#tools.delete(def.name)
+      }
+    })
+  }
+
+  /** The registered tool of that name, if any. */
+  get(name: string): ToolDefinition | undefined {
+    return this.#tools.get(name)
+  }
+
+  /** Names of the registered tools, in registration order. */
+  names(): string[] {
+    return [...this.#tools.keys()]
+  }
+
+  /** Plain copies of the published schemas. */
+  schemas(): ToolSchema[] {
+    return [...this.#tools.values()].map((tool) => ({
+      name: tool.name,
+      description: tool.description,
+      parameters: z.toJSONSchema(tool.parameters, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>,
+    }))
+  }
+
+  /** Adds a `tools/pre-execute` listener (allow / deny / ask / pass). */
+  onPreExecute(listener: PreExecuteListener, options: HookOptions = {}): () => void {
+    return this.#addOrdered(this.#pre, listener, options)
+  }
+
+  /** Adds a `tools/execute` around-middleware. */
+  useMiddleware(middleware: ExecuteMiddleware, options: HookOptions = {}): () => void {
+    return this.#addOrdered(this.#middleware, middleware, options)
+  }
+
+  /** Adds an observer of finished calls. */
+  onResult(observer: ResultObserver): () => void {
+    return this.ctx.effect(() => {
+      this.#observers.push(observer)
+      return () => remove(this.#observers, observer)
+    })
+  }
+
+  /** Runs a call through the whole pipeline. Never throws. */
+  async execute(execution: ToolExecution): Promise<ToolResult> {
+    let result: ToolResult
+    try {
+      result = normalize(await this.#run(execution))
+    } catch (error) {
+      result = errorResult(error)
+    }
+    for (const observer of [...this.#observers]) {
+      try {
+        observer(execution, result)
+      } catch (error) {
+        this.#warn(`result observer failed: ${messageOf(error)}`)
+      }
+    }
+    return result
+  }
+
+  async #run(execution: ToolExecution): Promise<ToolResult | string> {
+    const name = execution?.name
+    const tool = typeof name === 'string' ? this.#tools.get(name) : undefined
+    if (!tool) throw new Error(`unknown tool ${JSON.stringify(String(name))}`)
+    if (execution.signal?.aborted) throw new Error('the call was aborted before it started')
+
+    // Stage 1: a frozen, lossless JSON snapshot.
+    const raw = snapshotArguments(execution.arguments)
+    // Stage 2: the schema.
+    const parsed = tool.parameters.safeParse(raw)
+    if (!parsed.success) throw new Error(`invalid arguments: ${formatIssues(parsed.error.issues)}`)
+    const call: ToolCall = Object.freeze({
+      callId: String(execution.callId ?? ''),
+      name: tool.name,
+      args: deepFreeze(parsed.data as Record<string, unknown>),
+      rawArguments: raw,
+      agent: execution.agent,
+      signal: execution.signal,
+    })
+
+    // Stage 3: permissions.
+    await this.#authorize(call)
+
+    // Stages 4 and 5: around-middleware, then the tool.
+    const chain = [...this.#middleware]
+    const dispatch = async (index: number): Promise<ToolResult> => {
+      if (index < chain.length) {
+        try {
+          return normalize(await chain[index].fn(call, () => dispatch(index + 1)))
+        } catch (error) {
+          return errorResult(error)
+        }
+      }
+      try {
+        return normalize(await tool.execute(call.args, call))
+      } catch (error) {
+        return errorResult(error)
+      }
+    }
+    return dispatch(0)
+  }
+
+  async #authorize(call: ToolCall): Promise<void> {
+    let decision: PreExecuteDecision | undefined
+    for (const { fn } of [...this.#pre]) {
+      const answer = await fn(call)
+      if (answer) {
+        decision = answer
+        break
+      }
+    }
+    if (!decision || decision.kind === 'allow') return
+    if (decision.kind === 'deny') throw new Error(decision.reason || `tool "${call.name}" was denied`)
+    if (decision.kind !== 'ask') throw new Error(`invalid pre-execute decision ${JSON.stringify((decision as { kind: unknown }).kind)}`)
+    const why = decision.reason ? `: ${decision.reason}` : ''
+    const approval = this.#own.get('approval') as ApprovalService | undefined
+    if (!approval || typeof approval.request !== 'function') {
+      throw new Error(`denied: approval required but no approval service is available${why}`)
+    }
+    let answer: ApprovalDecision
+    try {
+      answer = await approval.request({
+        callId: call.callId,
+        tool: call.name,
+        arguments: call.rawArguments,
+        reason: decision.reason,
+        agent: call.agent,
+        signal: call.signal,
+      })
+    } catch (error) {
+      this.#warn(`approval service failed: ${messageOf(error)}`)
+      answer = 'unavailable'
+    }
+    switch (answer) {
+      case 'allowed-once':
+        return
+      case 'rejected':
+        throw new Error(`rejected by the user${why}`)
+      case 'cancelled':
+        throw new Error(`approval was cancelled${why}`)
+      default:
+        throw new Error(`denied: approval unavailable${why}`)
+    }
+  }
+
+  #addOrdered<T>(list: Ordered<T>[], fn: T, options: HookOptions): () => void {
+    if (typeof fn !== 'function') throw new Error('expected a function')
+    const entry: Ordered<T> = { fn, order: options.order ?? 0, seq: this.#seq++ }
+    return this.ctx.effect(() => {
+      list.push(entry)
+      list.sort((a, b) => a.order - b.order || a.seq - b.seq)
+      return () => remove(list, entry)
+    })
+  }
+
+  #warn(message: string): void {
+    console.error(`[dsh-tools] ${message}`)
+  }
+}
+
+function normalize(result: ToolResult | string): ToolResult {
+  if (typeof result === 'string') return textResult(result)
+  if (!result || !Array.isArray(result.content)) throw new Error('the tool returned an invalid result')
+  return { content: result.content, isError: result.isError === true }
+}
+
+function remove<T>(list: T[], item: T): void {
+  const index = list.indexOf(item)
+  if (index >= 0) list.splice(index, 1)
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value)
+    for (const key of Object.keys(value)) deepFreeze((value as Record<string, unknown>)[key])
+  }
+  return value
+}

@@ -1,0 +1,147 @@
+import type { z } from 'zod'
+
+/** A block of tool output. Only text is produced by the tools of this project. */
+export interface TextContent {
+  type: 'text'
+  text: string
+}
+
+export type ToolContent = TextContent
+
+/** What a tool call returns to the model. */
+export interface ToolResult {
+  /** The blocks shown to the model, in order. */
+  content: ToolContent[]
+  /**
+   * True only for failures of the tool itself (invalid arguments, infrastructure errors,
+   * permission denials). Never true merely because a command failed: the model decides about that.
+   */
+  isError: boolean
+}
+
+/**
+ * The minimal view of an agent that tools and the pipeline need. `@deepseek-ai/dsh-agent`'s
+ * agents satisfy it; tests may pass any object of this shape.
+ */
+export interface ToolCaller {
+  /** Identity of this agent object; never used as an owner token. */
+  id: string
+  session: {
+    header: {
+      /** The session id: the owner token of whatever this session starts. */
+      id: string
+      /** The session's workspace directory (absolute). */
+      cwd: string
+    }
+  }
+}
+
+/** A request to run a tool, as given to `ctx.tools.execute`. */
+export interface ToolExecution {
+  /** Caller-chosen id of this call, echoed to listeners and observers. */
+  callId: string
+  /** Name of the tool to run. */
+  name: string
+  /** The raw arguments: must be a JSON object that survives a lossless round trip. */
+  arguments: unknown
+  /** The agent making the call, if any. Absent for calls made by programs or people directly. */
+  agent?: ToolCaller
+  /** Cancels the call. An abort after the result is ready has no effect. */
+  signal?: AbortSignal
+}
+
+/** What a tool's `execute` and the pipeline stages see of a call. */
+export interface ToolCall<A = Record<string, unknown>> {
+  callId: string
+  name: string
+  /** The validated, frozen arguments (unknown keys are stripped by the schema). */
+  args: Readonly<A>
+  /** The frozen JSON snapshot of the arguments exactly as sent, before schema parsing. */
+  rawArguments: Readonly<Record<string, unknown>>
+  agent?: ToolCaller
+  signal?: AbortSignal
+}
+
+/** How a UI should present a call or a result. Pure data; never contains functions. */
+export type Presentation =
+  | {
+      kind: 'terminal'
+      /** The command line. */
+      title: string
+      /** What the model said the command does. */
+      description?: string
+      /** Where it runs. */
+      cwd?: string
+    }
+  | {
+      kind: 'generic'
+      title: string
+      /** Optional short body text. */
+      body?: string
+    }
+
+/** A tool definition. */
+export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
+  /** Unique name, as the model calls it. */
+  name: string
+  /** What the model reads about the tool. */
+  description: string
+  /** The zod schema of the arguments; published to models as JSON Schema. */
+  parameters: S
+  /**
+   * Runs the call. Return a string (a plain, successful text result) or a full result.
+   * A throw becomes `Error: <message>` with `isError: true`.
+   */
+  execute(args: z.output<S>, call: ToolCall<z.output<S>>): Promise<string | ToolResult> | string | ToolResult
+  /** How to show a call to people; must be pure and must never throw, whatever the arguments. */
+  presentCall?(args: unknown): Presentation
+  /** How to show a result to people; must be pure and must never throw. */
+  presentResult?(args: unknown, result: ToolResult): Presentation
+}
+
+/** The published form of a tool: plain data. */
+export interface ToolSchema {
+  name: string
+  description: string
+  /** JSON Schema (draft 2020-12) of the arguments object. */
+  parameters: Record<string, unknown>
+}
+
+/** A `tools/pre-execute` answer. `undefined` passes to the next listener. */
+export type PreExecuteDecision =
+  | { kind: 'allow' }
+  | { kind: 'deny'; reason?: string }
+  | { kind: 'ask'; reason?: string }
+
+export type PreExecuteListener = (
+  call: ToolCall,
+) => PreExecuteDecision | undefined | void | Promise<PreExecuteDecision | undefined | void>
+
+/** A `tools/execute` around-middleware. Call `next()` to run the rest; return another result to veto. */
+export type ExecuteMiddleware = (call: ToolCall, next: () => Promise<ToolResult>) => Promise<ToolResult>
+
+/** Sees every finished call (for logs and UIs). Throws are logged and ignored. */
+export type ResultObserver = (call: ToolExecution, result: ToolResult) => void
+
+/** What the approval service answers for an `ask`. */
+export type ApprovalDecision = 'allowed-once' | 'rejected' | 'cancelled' | 'unavailable'
+
+export interface ApprovalRequest {
+  callId: string
+  /** The tool name. */
+  tool: string
+  /** The frozen arguments of the call. */
+  arguments: Readonly<Record<string, unknown>>
+  /** Why the call needs approval (from the listener that asked). */
+  reason?: string
+  agent?: ToolCaller
+  signal?: AbortSignal
+}
+
+/**
+ * The optional `approval` service (`ctx.approval`): a person (REPL prompt, MCP elicitation) decides.
+ * Register it with `ctx.set('approval', service)` or as a cordis Service named `approval`.
+ */
+export interface ApprovalService {
+  request(request: ApprovalRequest): Promise<ApprovalDecision>
+}
