@@ -58,16 +58,18 @@ const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/
  * `execute` never throws.
  */
 export class ToolRegistry extends Service {
-  readonly #tools = new Map<string, ToolDefinition>()
-  readonly #pre: Ordered<PreExecuteListener>[] = []
-  readonly #middleware: Ordered<ExecuteMiddleware>[] = []
-  readonly #observers: ResultObserver[] = []
-  readonly #own: Context
-  #seq = 0
+  // Not `#private` fields: cordis hands callers a proxy of the service (so that `this.ctx` is the
+  // caller's context), and ECMAScript private members cannot be read through a proxy.
+  private readonly _tools = new Map<string, ToolDefinition>()
+  private readonly _pre: Ordered<PreExecuteListener>[] = []
+  private readonly _middleware: Ordered<ExecuteMiddleware>[] = []
+  private readonly _observers: ResultObserver[] = []
+  private readonly _own: Context
+  private readonly _counter = { seq: 0 }
 
   constructor(ctx: Context) {
     super(ctx, 'tools', true)
-    this.#own = ctx
+    this._own = ctx
   }
 
   /** Registers a tool; returns its disposer. A duplicate name is an error. */
@@ -76,30 +78,30 @@ export class ToolRegistry extends Service {
       throw new Error(`invalid tool name ${JSON.stringify(tool?.name)}: expected 1-64 letters, digits, "_" or "-"`)
     }
     if (typeof tool.execute !== 'function') throw new Error(`tool "${tool.name}" has no execute function`)
-    if (this.#tools.has(tool.name)) throw new Error(`tool "${tool.name}" is already registered`)
+    if (this._tools.has(tool.name)) throw new Error(`tool "${tool.name}" is already registered`)
     const def = tool as unknown as ToolDefinition
     return this.ctx.effect(() => {
-      if (this.#tools.has(def.name)) throw new Error(`tool "${def.name}" is already registered`)
-      this.#tools.set(def.name, def)
+      if (this._tools.has(def.name)) throw new Error(`tool "${def.name}" is already registered`)
+      this._tools.set(def.name, def)
       return () => {
-        if (this.#tools.get(def.name) === def) this.#tools.delete(def.name)
+        if (this._tools.get(def.name) === def) this._tools.delete(def.name)
       }
     })
   }
 
   /** The registered tool of that name, if any. */
   get(name: string): ToolDefinition | undefined {
-    return this.#tools.get(name)
+    return this._tools.get(name)
   }
 
   /** Names of the registered tools, in registration order. */
   names(): string[] {
-    return [...this.#tools.keys()]
+    return [...this._tools.keys()]
   }
 
   /** Plain copies of the published schemas. */
   schemas(): ToolSchema[] {
-    return [...this.#tools.values()].map((tool) => ({
+    return [...this._tools.values()].map((tool) => ({
       name: tool.name,
       description: tool.description,
       parameters: z.toJSONSchema(tool.parameters, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>,
@@ -108,19 +110,19 @@ export class ToolRegistry extends Service {
 
   /** Adds a `tools/pre-execute` listener (allow / deny / ask / pass). */
   onPreExecute(listener: PreExecuteListener, options: HookOptions = {}): () => void {
-    return this.#addOrdered(this.#pre, listener, options)
+    return this._addOrdered(this._pre, listener, options)
   }
 
   /** Adds a `tools/execute` around-middleware. */
   useMiddleware(middleware: ExecuteMiddleware, options: HookOptions = {}): () => void {
-    return this.#addOrdered(this.#middleware, middleware, options)
+    return this._addOrdered(this._middleware, middleware, options)
   }
 
   /** Adds an observer of finished calls. */
   onResult(observer: ResultObserver): () => void {
     return this.ctx.effect(() => {
-      this.#observers.push(observer)
-      return () => remove(this.#observers, observer)
+      this._observers.push(observer)
+      return () => remove(this._observers, observer)
     })
   }
 
@@ -128,23 +130,23 @@ export class ToolRegistry extends Service {
   async execute(execution: ToolExecution): Promise<ToolResult> {
     let result: ToolResult
     try {
-      result = normalize(await this.#run(execution))
+      result = normalize(await this._run(execution))
     } catch (error) {
       result = errorResult(error)
     }
-    for (const observer of [...this.#observers]) {
+    for (const observer of [...this._observers]) {
       try {
         observer(execution, result)
       } catch (error) {
-        this.#warn(`result observer failed: ${messageOf(error)}`)
+        this._warn(`result observer failed: ${messageOf(error)}`)
       }
     }
     return result
   }
 
-  async #run(execution: ToolExecution): Promise<ToolResult | string> {
+  private async _run(execution: ToolExecution): Promise<ToolResult | string> {
     const name = execution?.name
-    const tool = typeof name === 'string' ? this.#tools.get(name) : undefined
+    const tool = typeof name === 'string' ? this._tools.get(name) : undefined
     if (!tool) throw new Error(`unknown tool ${JSON.stringify(String(name))}`)
     if (execution.signal?.aborted) throw new Error('the call was aborted before it started')
 
@@ -152,7 +154,7 @@ export class ToolRegistry extends Service {
     const raw = snapshotArguments(execution.arguments)
     // Stage 2: the schema.
     const parsed = tool.parameters.safeParse(raw)
-    if (!parsed.success) throw new Error(`invalid arguments: ${formatIssues(parsed.error.issues)}`)
+    if (!parsed.success) throw new Error(`invalid arguments: ${formatIssues(parsed.error.issues, raw)}`)
     const call: ToolCall = Object.freeze({
       callId: String(execution.callId ?? ''),
       name: tool.name,
@@ -163,10 +165,10 @@ export class ToolRegistry extends Service {
     })
 
     // Stage 3: permissions.
-    await this.#authorize(call)
+    await this._authorize(call)
 
     // Stages 4 and 5: around-middleware, then the tool.
-    const chain = [...this.#middleware]
+    const chain = [...this._middleware]
     const dispatch = async (index: number): Promise<ToolResult> => {
       if (index < chain.length) {
         try {
@@ -184,9 +186,9 @@ export class ToolRegistry extends Service {
     return dispatch(0)
   }
 
-  async #authorize(call: ToolCall): Promise<void> {
+  private async _authorize(call: ToolCall): Promise<void> {
     let decision: PreExecuteDecision | undefined
-    for (const { fn } of [...this.#pre]) {
+    for (const { fn } of [...this._pre]) {
       const answer = await fn(call)
       if (answer) {
         decision = answer
@@ -197,7 +199,7 @@ export class ToolRegistry extends Service {
     if (decision.kind === 'deny') throw new Error(decision.reason || `tool "${call.name}" was denied`)
     if (decision.kind !== 'ask') throw new Error(`invalid pre-execute decision ${JSON.stringify((decision as { kind: unknown }).kind)}`)
     const why = decision.reason ? `: ${decision.reason}` : ''
-    const approval = this.#own.get('approval') as ApprovalService | undefined
+    const approval = this._own.get('approval') as ApprovalService | undefined
     if (!approval || typeof approval.request !== 'function') {
       throw new Error(`denied: approval required but no approval service is available${why}`)
     }
@@ -212,7 +214,7 @@ export class ToolRegistry extends Service {
         signal: call.signal,
       })
     } catch (error) {
-      this.#warn(`approval service failed: ${messageOf(error)}`)
+      this._warn(`approval service failed: ${messageOf(error)}`)
       answer = 'unavailable'
     }
     switch (answer) {
@@ -227,9 +229,9 @@ export class ToolRegistry extends Service {
     }
   }
 
-  #addOrdered<T>(list: Ordered<T>[], fn: T, options: HookOptions): () => void {
+  private _addOrdered<T>(list: Ordered<T>[], fn: T, options: HookOptions): () => void {
     if (typeof fn !== 'function') throw new Error('expected a function')
-    const entry: Ordered<T> = { fn, order: options.order ?? 0, seq: this.#seq++ }
+    const entry: Ordered<T> = { fn, order: options.order ?? 0, seq: this._counter.seq++ }
     return this.ctx.effect(() => {
       list.push(entry)
       list.sort((a, b) => a.order - b.order || a.seq - b.seq)
@@ -237,7 +239,7 @@ export class ToolRegistry extends Service {
     })
   }
 
-  #warn(message: string): void {
+  private _warn(message: string): void {
     console.error(`[dsh-tools] ${message}`)
   }
 }

@@ -44,7 +44,9 @@ function copy(value: unknown, path: string, stack: Set<object>): unknown {
           const item = (value as Record<string, unknown>)[key]
           if (item === undefined) continue
           const child = path === 'arguments' ? key : `${path}.${key}`
-          out[key] = copy(item, child, stack)
+          // defineProperty, not assignment: a JSON key "__proto__" (which JSON.parse makes an own
+          // property) must stay an own property, never become the copy's prototype.
+          Object.defineProperty(out, key, { value: copy(item, child, stack), enumerable: true, writable: true, configurable: true })
         }
         return Object.freeze(out)
       } finally {

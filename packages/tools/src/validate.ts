@@ -3,17 +3,38 @@ import type { z } from 'zod'
 /**
  * Turns zod issues into the pipeline's stable messages:
  * `missing required property "command"`, `"command" must be a string`, … joined by `; `.
+ * Pass the parsed `input` so that a missing property can be told from one of the wrong type.
  */
-export function formatIssues(issues: readonly z.core.$ZodIssue[]): string {
-  return issues.map(formatIssue).join('; ')
+export function formatIssues(issues: readonly z.core.$ZodIssue[], input?: unknown): string {
+  const hasInput = arguments.length > 1
+  return issues.map((issue) => formatIssue(issue, hasInput, input)).join('; ')
 }
 
-function formatIssue(issue: z.core.$ZodIssue): string {
+/**
+ * Whether the value at the issue's path is absent. zod 4 leaves `issue.input` out unless parsing
+ * used `reportInput`, so the parsed input itself is consulted when it is given.
+ */
+function isMissing(issue: z.core.$ZodIssue, hasInput: boolean, input: unknown): boolean {
+  if (issue.path.length === 0) return false
+  if (hasInput) {
+    let node: unknown = input
+    for (const key of issue.path.slice(0, -1)) {
+      if (!node || typeof node !== 'object' || !Object.hasOwn(node, key)) return false
+      node = (node as Record<PropertyKey, unknown>)[key]
+    }
+    const last = issue.path[issue.path.length - 1]
+    return !node || typeof node !== 'object' || !Object.hasOwn(node, last) || (node as Record<PropertyKey, unknown>)[last] === undefined
+  }
+  if ('input' in issue) return issue.input === undefined
+  return /received undefined$/.test(issue.message)
+}
+
+function formatIssue(issue: z.core.$ZodIssue, hasInput: boolean, input: unknown): string {
   const path = issue.path.map(String).join('.')
   const where = path ? `"${path}"` : 'the arguments'
   switch (issue.code) {
     case 'invalid_type':
-      if (issue.input === undefined && path) return `missing required property ${where}`
+      if (isMissing(issue, hasInput, input)) return `missing required property ${where}`
       return `${where} must be ${article(issue.expected)}`
     case 'invalid_value':
       return `${where} must be one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}`

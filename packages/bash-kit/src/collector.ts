@@ -1,0 +1,270 @@
+import { closeSync, openSync, unlinkSync, writeSync } from 'node:fs'
+import type { CollectedOutput } from '@deepseek-ai/dsh-bash'
+
+export interface CollectorOptions {
+  /** Bytes of the stream kept in memory (the tail). Must be ≥ 1. */
+  maxBytes: number
+  /** A stream longer than this keeps no spill file. 0 disables spilling. */
+  maxSpillBytes: number
+  /** Where the spill file would go (created only on the first overflow). Undefined: never spill. */
+  spillPath?: string
+  /** Keep the spill file when the collector is disposed. */
+  keepSpillFile?: boolean
+}
+
+/** Spill file states; only `writing` and `closed` advertise the path. */
+type SpillState = 'none' | 'writing' | 'closed' | 'over-cap' | 'broken' | 'deleted'
+
+/** Result of an incremental read. */
+export interface CollectorRead {
+  text: string
+  /** Some bytes since the previous read fell out of memory before this read. */
+  lossy: boolean
+}
+
+const decoderOptions = { fatal: false, ignoreBOM: true } as const
+
+/**
+ * One output stream: a byte-bounded tail in memory, a spill file holding the whole stream once it
+ * overflows, and an incremental reader that never delivers a byte twice.
+ *
+ * Memory is bounded by `maxBytes` (plus the chunk being appended): bytes are stored raw, so a
+ * character split across chunks is never mangled, and decoded only when text is asked for.
+ */
+export class OutputCollector {
+  readonly #maxBytes: number
+  readonly #maxSpillBytes: number
+  readonly #spillPath: string | undefined
+  readonly #keepSpill: boolean
+  /** Kept tail, oldest first. */
+  #chunks: Buffer[] = []
+  #keptBytes = 0
+  /** Total bytes written. */
+  #total = 0
+  #ended = false
+  #spillState: SpillState = 'none'
+  #spillFd = -1
+  /** Absolute stream offset of the next byte the reader has not seen. */
+  #readOffset = 0
+  #readDecoder = new TextDecoder('utf-8', decoderOptions)
+
+  constructor(options: CollectorOptions) {
+    if (!(Number.isInteger(options.maxBytes) && options.maxBytes >= 1)) {
+      throw new Error(`maxBytes must be a positive integer, got ${options.maxBytes}`)
+    }
+    this.#maxBytes = options.maxBytes
+    this.#maxSpillBytes = Math.max(0, options.maxSpillBytes)
+    this.#spillPath = options.spillPath
+    this.#keepSpill = options.keepSpillFile === true
+  }
+
+  /** Total bytes written so far. */
+  get totalBytes(): number {
+    return this.#total
+  }
+
+  /** Absolute offset of the first byte still in memory. */
+  get #start(): number {
+    return this.#total - this.#keptBytes
+  }
+
+  /** Appends a chunk. Writes after `end()` are ignored. */
+  write(chunk: Buffer | Uint8Array | string): void {
+    if (this.#ended) return
+    const bytes = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk)
+    if (bytes.length === 0) return
+    const overflowing = this.#keptBytes + bytes.length > this.#maxBytes
+    if (overflowing && this.#spillState === 'none') {
+      // First overflow: nothing has been dropped yet, so memory still holds the stream from byte 0.
+      this.#openSpill(this.#total + bytes.length)
+    }
+    this.#total += bytes.length
+    this.#spillWrite(bytes)
+    this.#chunks.push(bytes)
+    this.#keptBytes += bytes.length
+    if (this.#keptBytes > this.#maxBytes) this.#trim()
+  }
+
+  /** Marks the end of the stream and closes the spill file. Idempotent. */
+  end(): void {
+    if (this.#ended) return
+    this.#ended = true
+    if (this.#spillState === 'writing') {
+      try {
+        closeSync(this.#spillFd)
+        this.#spillState = 'closed'
+      } catch {
+        // A close that fails may have lost data (NFS, quota): the copy is not known to be intact.
+        this.#spillState = 'broken'
+        this.#unlinkSpill()
+      }
+      this.#spillFd = -1
+    }
+  }
+
+  get ended(): boolean {
+    return this.#ended
+  }
+
+  /** The path of the spill file while it is intact (being written or closed); else undefined. */
+  get spillPath(): string | undefined {
+    return this.#spillState === 'writing' || this.#spillState === 'closed' ? this.#spillPath : undefined
+  }
+
+  /** The collected stream so far: whole, or its tail trimmed at a character boundary. */
+  result(): CollectedOutput {
+    const kept = this.#slice(this.#start)
+    const truncated = this.#start > 0
+    const skip = truncated ? leadingContinuationBytes(kept) : 0
+    const text = decodeAll(skip ? kept.subarray(skip) : kept)
+    const out: CollectedOutput = {
+      text,
+      truncated,
+      droppedBytes: truncated ? this.#start + skip : 0,
+      totalBytes: this.#total,
+    }
+    // Only a stream that overflowed has (and needs) a spill file; only a finished one is complete.
+    const path = this.#ended ? this.spillPath : undefined
+    if (truncated && path) out.spillPath = path
+    return out
+  }
+
+  /**
+   * Output since the previous read. Characters split across reads are delivered whole, on the read
+   * that completes them (or as U+FFFD when the stream ended in the middle of one).
+   */
+  read(): CollectorRead {
+    let from = this.#readOffset
+    let lossy = false
+    let bytes: Buffer
+    if (from < this.#start) {
+      lossy = true
+      bytes = this.#slice(this.#start)
+      // The decoder's pending state belongs to bytes that are gone: start over at a character boundary.
+      this.#readDecoder = new TextDecoder('utf-8', decoderOptions)
+      bytes = bytes.subarray(leadingContinuationBytes(bytes))
+      from = this.#start
+    } else {
+      bytes = this.#slice(from)
+    }
+    this.#readOffset = this.#total
+    let text = this.#readDecoder.decode(bytes, { stream: !this.#ended })
+    if (this.#ended) this.#readDecoder = new TextDecoder('utf-8', decoderOptions)
+    text = scrubNul(text)
+    return { text, lossy }
+  }
+
+  /** Frees memory and deletes the spill file unless configured to keep it. Idempotent. */
+  dispose(): void {
+    this.end()
+    this.#chunks = []
+    this.#keptBytes = 0
+    if (!this.#keepSpill && (this.#spillState === 'closed' || this.#spillState === 'writing')) {
+      this.#unlinkSpill()
+      this.#spillState = 'deleted'
+    }
+  }
+
+  #openSpill(totalAfterWrite: number): void {
+    if (!this.#spillPath || this.#maxSpillBytes <= 0) {
+      this.#spillState = 'over-cap'
+      return
+    }
+    if (totalAfterWrite > this.#maxSpillBytes) {
+      this.#spillState = 'over-cap'
+      return
+    }
+    try {
+      // 'wx' is O_CREAT|O_EXCL: never opens an existing file and never follows a planted link.
+      this.#spillFd = openSync(this.#spillPath, 'wx', 0o600)
+      this.#spillState = 'writing'
+      for (const chunk of this.#chunks) writeFully(this.#spillFd, chunk)
+    } catch {
+      this.#breakSpill()
+    }
+  }
+
+  #spillWrite(bytes: Buffer): void {
+    if (this.#spillState !== 'writing') return
+    if (this.#total > this.#maxSpillBytes) {
+      // Over the cap the file could never be complete: drop it rather than advertise a partial copy.
+      this.#breakSpill('over-cap')
+      return
+    }
+    try {
+      writeFully(this.#spillFd, bytes)
+    } catch {
+      this.#breakSpill()
+    }
+  }
+
+  #breakSpill(state: 'broken' | 'over-cap' = 'broken'): void {
+    if (this.#spillFd >= 0) {
+      try {
+        closeSync(this.#spillFd)
+      } catch {
+        // Already unusable; the file is deleted below.
+      }
+      this.#spillFd = -1
+    }
+    if (this.#spillState === 'writing') this.#unlinkSpill()
+    this.#spillState = state
+  }
+
+  #unlinkSpill(): void {
+    if (!this.#spillPath) return
+    try {
+      unlinkSync(this.#spillPath)
+    } catch {
+      // Gone already.
+    }
+  }
+
+  /** Drops bytes from the front until at most maxBytes are kept. */
+  #trim(): void {
+    let excess = this.#keptBytes - this.#maxBytes
+    while (excess > 0) {
+      const first = this.#chunks[0]
+      if (first.length <= excess) {
+        this.#chunks.shift()
+        this.#keptBytes -= first.length
+        excess -= first.length
+      } else {
+        // Copy the remainder so the dropped part of a large chunk is really freed.
+        this.#chunks[0] = Buffer.from(first.subarray(excess))
+        this.#keptBytes -= excess
+        excess = 0
+      }
+    }
+  }
+
+  /** Kept bytes from absolute offset `from` (≥ start) to the end. */
+  #slice(from: number): Buffer {
+    const skip = from - this.#start
+    if (skip <= 0 && this.#chunks.length === 1) return this.#chunks[0]
+    const all = this.#chunks.length === 1 ? this.#chunks[0] : Buffer.concat(this.#chunks, this.#keptBytes)
+    if (this.#chunks.length > 1) this.#chunks = [all]
+    return skip > 0 ? all.subarray(skip) : all
+  }
+}
+
+function writeFully(fd: number, bytes: Uint8Array): void {
+  let offset = 0
+  while (offset < bytes.length) offset += writeSync(fd, bytes, offset, bytes.length - offset)
+}
+
+/** UTF-8 continuation bytes (10xxxxxx) at the start of a tail: the rest of a character cut off in front. */
+function leadingContinuationBytes(bytes: Uint8Array): number {
+  let n = 0
+  while (n < bytes.length && n < 3 && (bytes[n] & 0xc0) === 0x80) n++
+  return n
+}
+
+function decodeAll(bytes: Uint8Array): string {
+  return scrubNul(new TextDecoder('utf-8', decoderOptions).decode(bytes))
+}
+
+/** A NUL byte never reaches the model (many clients and APIs truncate or reject strings with NUL). */
+function scrubNul(text: string): string {
+  return text.includes('\0') ? text.replaceAll('\0', '\uFFFD') : text
+}

@@ -1,0 +1,101 @@
+import { isAbsolute, resolve as resolvePath } from 'node:path'
+import { z } from 'zod'
+import type { BashExecRequest, BashExecSpec, SandboxMode } from '@deepseek-ai/dsh-bash'
+import { DEFAULT_SECRET_PATTERNS } from './env.js'
+
+const positiveInt = (name: string) =>
+  z.number({ error: `${name} must be a number` }).int(`${name} must be an integer`).positive(`${name} must be positive`)
+const nonNegativeInt = (name: string) =>
+  z.number({ error: `${name} must be a number` }).int(`${name} must be an integer`).nonnegative(`${name} must not be negative`)
+
+/** The settings every executor built on this kit shares. Defaults are those of the spec. */
+export const executorConfigShape = {
+  /** Base directory for relative workdirs; default `process.cwd()` at resolve time. */
+  cwd: z.string().optional(),
+  /** Default foreground timeout (ms). */
+  timeoutMs: positiveInt('timeoutMs').default(120_000),
+  /** Cap on any requested timeout (ms). */
+  maxTimeoutMs: positiveInt('maxTimeoutMs').default(600_000),
+  /** Bytes kept in memory per stream (the tail). */
+  maxOutputBytes: positiveInt('maxOutputBytes').default(64_000),
+  /** Time between SIGTERM and SIGKILL (ms). */
+  graceMs: nonNegativeInt('graceMs').default(3_000),
+  /** Longest stream kept as a spill file (bytes); 0 disables spill files. */
+  maxSpillBytes: nonNegativeInt('maxSpillBytes').default(64 * 1024 * 1024),
+  /** Parent directory of the executor's private spill directory; default the OS temp dir. */
+  spillDir: z.string().optional(),
+  /** Keep spill files on eviction and disposal. */
+  keepSpillFiles: z.boolean().default(false),
+  /** Finished background tasks (and foreground spill files) kept for reading. */
+  maxFinishedTasks: positiveInt('maxFinishedTasks').default(256),
+  /** Longest accepted command (bytes). */
+  maxCommandBytes: positiveInt('maxCommandBytes').default(1024 * 1024),
+  /** How long a foreground call waits for the pipes after the main process exited (ms). */
+  drainMs: nonNegativeInt('drainMs').default(1_500),
+  /** Name fragments of secret-looking variables removed from the environment (case-insensitive). */
+  secretEnvPatterns: z.array(z.string()).default([...DEFAULT_SECRET_PATTERNS]),
+}
+
+export const executorConfigSchema = z.object(executorConfigShape).strict()
+
+export type ExecutorConfig = z.output<typeof executorConfigSchema>
+export type ExecutorConfigInput = z.input<typeof executorConfigSchema>
+
+/**
+ * Validates a config object against a schema; a bad value is an Error naming the key, e.g.
+ * `invalid bash executor config: timeoutMs must be positive`.
+ */
+export function parseConfig<S extends z.ZodType>(schema: S, input: unknown, label = 'bash executor'): z.output<S> {
+  const parsed = schema.safeParse(input ?? {})
+  if (parsed.success) return parsed.data
+  const details = parsed.error.issues
+    .map((issue) => {
+      const key = issue.path.map(String).join('.')
+      if (issue.code === 'unrecognized_keys') return `unknown key(s) ${issue.keys.map((k) => `"${k}"`).join(', ')}`
+      if (issue.code === 'invalid_type' && key) return `${key} must be ${issue.expected === 'array' ? 'a list' : `a ${issue.expected}`}`
+      return issue.message.startsWith(key) || !key ? issue.message : `${key}: ${issue.message}`
+    })
+    .join('; ')
+  throw new Error(`invalid ${label} config: ${details}`)
+}
+
+/**
+ * The shared `resolve` logic: absolute workdir, effective timeout, owner and sandbox mode keys.
+ * Throws for invalid requests with messages naming the field.
+ */
+export function resolveRequest(
+  config: Pick<ExecutorConfig, 'cwd' | 'timeoutMs' | 'maxTimeoutMs'>,
+  request: BashExecRequest,
+  sandboxMode: SandboxMode | undefined,
+): BashExecSpec {
+  if (!request || typeof request !== 'object') throw new Error('invalid request: expected an object')
+  if (typeof request.command !== 'string' || request.command.trim() === '') {
+    throw new Error('invalid command: expected a non-empty string')
+  }
+  const requested = request.timeoutMs
+  if (requested !== undefined && (typeof requested !== 'number' || !Number.isFinite(requested) || requested <= 0)) {
+    throw new Error(`invalid timeoutMs: expected a positive number, got ${JSON.stringify(requested ?? null)}`)
+  }
+  const timeoutMs = Math.min(requested ?? config.timeoutMs, config.maxTimeoutMs)
+  const base = config.cwd ? resolvePath(config.cwd) : process.cwd()
+  if (request.workdir !== undefined && typeof request.workdir !== 'string') {
+    throw new Error('invalid workdir: expected a string')
+  }
+  const workdir = request.workdir === undefined || request.workdir === '' ? base : isAbsolute(request.workdir) ? resolvePath(request.workdir) : resolvePath(base, request.workdir)
+  if (request.env !== undefined) {
+    for (const [name, value] of Object.entries(request.env)) {
+      if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new Error(`invalid env: bad variable name ${JSON.stringify(name)}`)
+      if (typeof value !== 'string') throw new Error(`invalid env: ${name} must be a string`)
+    }
+  }
+  return {
+    command: request.command,
+    workdir,
+    timeoutMs,
+    signal: request.signal,
+    owner: request.owner,
+    stdin: request.stdin,
+    env: request.env,
+    sandboxMode,
+  }
+}

@@ -1,0 +1,54 @@
+/** Variables every command gets, so that nothing waits for a person or paints the output. */
+export const NON_INTERACTIVE_ENV: Readonly<Record<string, string>> = Object.freeze({
+  NO_COLOR: '1',
+  TERM: 'dumb',
+  PAGER: 'cat',
+  GIT_PAGER: 'cat',
+  GIT_TERMINAL_PROMPT: '0',
+  GIT_EDITOR: 'true',
+  DEBIAN_FRONTEND: 'noninteractive',
+})
+
+/** Name fragments of variables that look like secrets (matched case-insensitively). */
+export const DEFAULT_SECRET_PATTERNS: readonly string[] = Object.freeze(['KEY', 'SECRET', 'TOKEN', 'PASSWORD'])
+
+/**
+ * Variables never inherited: `BASH_ENV` would make every `bash -c` source a file (a profile by the
+ * back door, defeating `--noprofile --norc`), and the executor's own markers must not leak in from
+ * a parent dsh-bash process.
+ */
+const NEVER_INHERITED = new Set(['BASH_ENV', 'ENV', 'DSH_BASH_TASK', 'DSH_BASH_CGROUP'])
+
+export interface EnvironmentOptions {
+  /** Name fragments of secret-looking variables to drop (case-insensitive). */
+  secretPatterns?: readonly string[]
+  /** A trusted caller's variables: they win over everything. */
+  overrides?: Readonly<Record<string, string>>
+}
+
+/** Returns true when a variable name looks like a secret under the given patterns. */
+export function looksSecret(name: string, patterns: readonly string[] = DEFAULT_SECRET_PATTERNS): boolean {
+  const upper = name.toUpperCase()
+  return patterns.some((pattern) => pattern !== '' && upper.includes(pattern.toUpperCase()))
+}
+
+/**
+ * The environment of a command: the base environment minus secret-looking names, plus the
+ * non-interactive defaults, plus the trusted caller's overrides.
+ */
+export function buildEnvironment(base: NodeJS.ProcessEnv, options: EnvironmentOptions = {}): Record<string, string> {
+  const patterns = options.secretPatterns ?? DEFAULT_SECRET_PATTERNS
+  const env: Record<string, string> = {}
+  for (const [name, value] of Object.entries(base)) {
+    if (value === undefined || NEVER_INHERITED.has(name) || looksSecret(name, patterns)) continue
+    env[name] = value
+  }
+  Object.assign(env, NON_INTERACTIVE_ENV)
+  if (options.overrides) {
+    for (const [name, value] of Object.entries(options.overrides)) {
+      if (typeof value !== 'string') throw new Error(`env.${name} must be a string`)
+      env[name] = value
+    }
+  }
+  return env
+}

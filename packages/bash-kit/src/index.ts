@@ -1,0 +1,13 @@
+export { OutputCollector, type CollectorOptions, type CollectorRead } from './collector.js'
+export { NON_INTERACTIVE_ENV, DEFAULT_SECRET_PATTERNS, buildEnvironment, looksSecret, type EnvironmentOptions } from './env.js'
+export {
+  executorConfigShape,
+  executorConfigSchema,
+  parseConfig,
+  resolveRequest,
+  type ExecutorConfig,
+  type ExecutorConfigInput,
+} from './config.js'
+export type { ExitFacts, LaunchedCommand } from './launched.js'
+export { TaskView } from './task.js'
+export { ProcessExecutor } from './process-executor.js'

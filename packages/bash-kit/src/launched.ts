@@ -1,0 +1,44 @@
+import type { Readable } from 'node:stream'
+import type { CollectedOutput, SandboxFacts } from '@deepseek-ai/dsh-bash'
+
+/** How the main process ended. */
+export interface ExitFacts {
+  /** Exit code; null when it died from a signal. */
+  exitCode: number | null
+  /** Signal name (`SIGTERM`); null when it exited. */
+  signal: string | null
+}
+
+/**
+ * One started command, as an executor backend sees it. This is the whole per-executor surface:
+ * `ProcessExecutor` does timeouts, aborts, leftovers, draining, tasks, reads and disposal on top.
+ */
+export interface LaunchedCommand {
+  /** The main process's stdout and stderr. */
+  readonly stdout: Readable
+  readonly stderr: Readable
+  /** Resolves once the main process has exited. Never rejects. */
+  readonly exited: Promise<ExitFacts>
+  /** Live processes of the command other than the main process (zombies excluded). */
+  countLeftovers(): Promise<number>
+  /**
+   * Sends SIGTERM to every process of the command, then SIGKILL after `graceMs` to whatever is
+   * left, whether or not the main process already exited; resolves when none is left (or when the
+   * backend can do no more). Never rejects. Safe to call more than once (later calls join the first).
+   */
+  terminate(graceMs: number): Promise<void>
+  /** Resolves when no process of the command is left. Never rejects. */
+  whenEmpty(): Promise<void>
+  /** Frees what the launch created (cgroup, script file, channel). Called exactly once, at the end. */
+  release(): void | Promise<void>
+  /**
+   * Executors that confine report sandbox facts here, from the finished command's exit and stderr.
+   * Undefined for executors that do not confine.
+   */
+  sandboxFacts?(exit: ExitFacts, stderr: CollectedOutput): SandboxFacts | undefined
+  /**
+   * Set by backends that can lose the command without an exit (a dropped SSH connection): the
+   * reason is reported on the task, and the run rejects with it as an infrastructure failure.
+   */
+  lostReason?(): string | undefined
+}

@@ -1,0 +1,332 @@
+import { chmodSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve as resolvePath } from 'node:path'
+import type { Readable } from 'node:stream'
+import type { Context } from 'cordis'
+import {
+  BashExecutor,
+  type BashExecRequest,
+  type BashExecSpec,
+  type BashRunResult,
+  type BashTask,
+  type BashTaskRead,
+  unknownTaskError,
+} from '@deepseek-ai/dsh-bash'
+import { OutputCollector } from './collector.js'
+import { type ExecutorConfig, resolveRequest } from './config.js'
+import type { ExitFacts, LaunchedCommand } from './launched.js'
+import { TaskView } from './task.js'
+
+interface TaskEntry {
+  view: TaskView
+  owner: string | undefined
+  stdout: OutputCollector
+  stderr: OutputCollector
+  launched?: LaunchedCommand
+  /** No process of the task is left (its end is only a drain away). */
+  processesGone: boolean
+  /** `kill` (or disposal) asked to stop it. */
+  stopRequested: boolean
+  termination?: Promise<void>
+}
+
+interface ActiveRun {
+  launched: LaunchedCommand
+}
+
+const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref?.())
+
+/**
+ * Everything an executor does above "start a process and kill its tree": defaults, timeouts,
+ * aborts, leftovers, the drain window, output collection, background tasks, reads, ownership,
+ * eviction and disposal. A backend implements `launch` (and may override `resolve`).
+ */
+export abstract class ProcessExecutor extends BashExecutor {
+  protected readonly config: ExecutorConfig
+  /** The executor's private spill directory (0700). */
+  protected readonly spillDir: string
+  private readonly _tasks = new Map<string, TaskEntry>()
+  private readonly _activeRuns = new Set<ActiveRun>()
+  /** Foreground results whose spill files are kept for the model to read, oldest first. */
+  private readonly _runSpills: OutputCollector[][] = []
+  private _taskSeq = 0
+  private _runSeq = 0
+  private _stopped = false
+  private _shutdown?: Promise<void>
+
+  constructor(ctx: Context, config: ExecutorConfig) {
+    super(ctx)
+    this.config = config
+    const parent = resolvePath(config.spillDir ?? tmpdir())
+    mkdirSync(parent, { recursive: true })
+    // mkdtemp creates the directory 0700 with a random name: nobody else can plant files in it.
+    this.spillDir = mkdtempSync(join(parent, 'dsh-bash-'))
+    chmodSync(this.spillDir, 0o700)
+  }
+
+  /** Starts one command. Throws (or rejects) only for infrastructure failures. */
+  protected abstract launch(spec: BashExecSpec, label: string): LaunchedCommand | Promise<LaunchedCommand>
+
+  /** Subclasses release their own resources here (after every task is gone). */
+  protected async disposeBackend(): Promise<void> {}
+
+  resolve(request: BashExecRequest): BashExecSpec {
+    return resolveRequest(this.config, request, this.sandboxMode)
+  }
+
+  async run(spec: BashExecSpec): Promise<BashRunResult> {
+    this._assertUsable(spec)
+    if (spec.signal?.aborted) throw new Error('the command was aborted before it started')
+    const label = `run-${++this._runSeq}`
+    const stdout = this._collector(label, 'stdout')
+    const stderr = this._collector(label, 'stderr')
+    const startedAt = performance.now()
+    let launched: LaunchedCommand
+    try {
+      launched = await this.launch(spec, label)
+    } catch (error) {
+      stdout.dispose()
+      stderr.dispose()
+      throw error
+    }
+    const active: ActiveRun = { launched }
+    this._activeRuns.add(active)
+    try {
+      const streamsClosed = Promise.all([collect(launched.stdout, stdout), collect(launched.stderr, stderr)])
+      let cause: 'timeout' | 'abort' | undefined
+      let termination: Promise<void> | undefined
+      const stop = (why: 'timeout' | 'abort') => {
+        cause ??= why
+        termination ??= launched.terminate(this.config.graceMs)
+      }
+      const timer = setTimeout(() => stop('timeout'), spec.timeoutMs)
+      const onAbort = () => stop('abort')
+      spec.signal?.addEventListener('abort', onAbort, { once: true })
+      if (spec.signal?.aborted) onAbort()
+      const exit = await launched.exited
+      clearTimeout(timer)
+      spec.signal?.removeEventListener('abort', onAbort)
+
+      let leftoverProcesses = 0
+      if (!termination) {
+        // The main process exited by itself: whatever it left behind is stopped and counted.
+        leftoverProcesses = await launched.countLeftovers()
+        if (leftoverProcesses > 0) termination = launched.terminate(this.config.graceMs)
+      }
+      // Escalation to SIGKILL runs to its end even though the main process is gone already.
+      await termination
+      // Pipes close when the last holder dies; a holder we cannot see must not hold the call.
+      await Promise.race([streamsClosed, delay(this.config.drainMs)])
+      launched.stdout.destroy()
+      launched.stderr.destroy()
+      stdout.end()
+      stderr.end()
+      const lost = launched.lostReason?.()
+      if (lost) throw new Error(lost)
+      const out = stdout.result()
+      const err = stderr.result()
+      const result: BashRunResult = {
+        exitCode: exit.exitCode,
+        signal: exit.signal,
+        timedOut: cause === 'timeout',
+        aborted: cause === 'abort',
+        timeoutMs: spec.timeoutMs,
+        stdout: out,
+        stderr: err,
+        durationMs: Math.round(performance.now() - startedAt),
+        leftoverProcesses,
+      }
+      const sandbox = launched.sandboxFacts?.(exit, err)
+      if (sandbox) result.sandbox = sandbox
+      this._keepRunSpills(stdout, stderr)
+      return result
+    } catch (error) {
+      stdout.dispose()
+      stderr.dispose()
+      throw error
+    } finally {
+      this._activeRuns.delete(active)
+      await launched.release()
+    }
+  }
+
+  start(spec: BashExecSpec): BashTask {
+    this._assertUsable(spec)
+    if (spec.signal?.aborted) throw new Error('the command was aborted before it started')
+    const id = `bash-${++this._taskSeq}`
+    const entry: TaskEntry = {
+      view: new TaskView(id, spec.command, spec.workdir),
+      owner: spec.owner,
+      stdout: this._collector(id, 'stdout'),
+      stderr: this._collector(id, 'stderr'),
+      processesGone: false,
+      stopRequested: false,
+    }
+    let launching: LaunchedCommand | Promise<LaunchedCommand>
+    try {
+      launching = this.launch(spec, id)
+    } catch (error) {
+      entry.stdout.dispose()
+      entry.stderr.dispose()
+      throw error
+    }
+    this._tasks.set(id, entry)
+    spec.signal?.addEventListener('abort', () => void this._requestStop(entry), { once: true })
+    Promise.resolve(launching).then(
+      (launched) => this._follow(entry, launched),
+      (error: unknown) => this._finish(entry, { exitCode: null, signal: null }, `failed to start: ${messageOf(error)}`),
+    )
+    return entry.view
+  }
+
+  get(id: string): BashTask | undefined {
+    return this._tasks.get(id)?.view
+  }
+
+  list(): BashTask[] {
+    return [...this._tasks.values()].map((entry) => entry.view)
+  }
+
+  ownerOf(id: string): string | undefined {
+    return this._tasks.get(id)?.owner
+  }
+
+  readOutput(id: string): BashTaskRead {
+    const entry = this._tasks.get(id)
+    if (!entry) throw unknownTaskError(id)
+    const out = entry.stdout.read()
+    const err = entry.stderr.read()
+    let delta = out.text
+    if (err.text) delta += `${delta && !delta.endsWith('\n') ? '\n' : ''}[stderr]\n${err.text}`
+    const spillPaths: BashTaskRead['spillPaths'] = {}
+    if (entry.stdout.spillPath) spillPaths.stdout = entry.stdout.spillPath
+    if (entry.stderr.spillPath) spillPaths.stderr = entry.stderr.spillPath
+    return { task: entry.view, delta, lossy: out.lossy || err.lossy, spillPaths }
+  }
+
+  async kill(id: string): Promise<boolean> {
+    const entry = this._tasks.get(id)
+    if (!entry) throw unknownTaskError(id)
+    const stoppedByThisCall = this._requestStop(entry)
+    await entry.view.done
+    return stoppedByThisCall
+  }
+
+  /** Kills every running task and foreground command, waits until they are gone, removes spill files. */
+  shutdown(): Promise<void> {
+    this._shutdown ??= this._doShutdown()
+    return this._shutdown
+  }
+
+  private async _doShutdown(): Promise<void> {
+    this.beginDisposal()
+    this._stopped = true
+    const waits: Promise<unknown>[] = []
+    for (const entry of this._tasks.values()) {
+      this._requestStop(entry)
+      waits.push(entry.view.done)
+    }
+    for (const run of this._activeRuns) waits.push(run.launched.terminate(this.config.graceMs))
+    await Promise.all(waits)
+    for (const entry of this._tasks.values()) {
+      entry.stdout.dispose()
+      entry.stderr.dispose()
+    }
+    for (const collectors of this._runSpills) for (const c of collectors) c.dispose()
+    this._runSpills.length = 0
+    await this.disposeBackend()
+    if (!this.config.keepSpillFiles) rmSync(this.spillDir, { recursive: true, force: true })
+  }
+
+  /** Returns true when this request is the one that stops a still-running task. */
+  private _requestStop(entry: TaskEntry): boolean {
+    if (entry.view.status !== 'running' || entry.processesGone || entry.stopRequested) return false
+    entry.stopRequested = true
+    if (entry.launched) entry.termination = entry.launched.terminate(this.config.graceMs)
+    return true
+  }
+
+  private async _follow(entry: TaskEntry, launched: LaunchedCommand): Promise<void> {
+    entry.launched = launched
+    if (entry.stopRequested) entry.termination = launched.terminate(this.config.graceMs)
+    const streamsClosed = Promise.all([collect(launched.stdout, entry.stdout), collect(launched.stderr, entry.stderr)])
+    const exit = await launched.exited
+    // A background task is over when none of its processes are left, not when the shell exits.
+    await launched.whenEmpty()
+    entry.processesGone = true
+    await entry.termination
+    await Promise.race([streamsClosed, delay(this.config.drainMs)])
+    launched.stdout.destroy()
+    launched.stderr.destroy()
+    await launched.release()
+    this._finish(entry, exit, launched.lostReason?.())
+  }
+
+  private _finish(entry: TaskEntry, exit: ExitFacts, reason?: string): void {
+    entry.stdout.end()
+    entry.stderr.end()
+    const killed = entry.stopRequested || exit.signal !== null || reason !== undefined
+    if (!entry.view.end(killed ? 'killed' : 'completed', exit.exitCode, exit.signal, reason)) return
+    this.emitTaskDone(entry.view)
+    this._evict()
+  }
+
+  private _evict(): void {
+    if (this._stopped) return
+    const finished = [...this._tasks.values()].filter((entry) => entry.view.status !== 'running')
+    for (let i = 0; finished.length - i > this.config.maxFinishedTasks; i++) {
+      const entry = finished[i]
+      this._tasks.delete(entry.view.id)
+      entry.stdout.dispose()
+      entry.stderr.dispose()
+    }
+  }
+
+  private _keepRunSpills(stdout: OutputCollector, stderr: OutputCollector): void {
+    const spilled = [stdout, stderr].filter((c) => c.spillPath !== undefined)
+    if (spilled.length === 0) {
+      stdout.dispose()
+      stderr.dispose()
+      return
+    }
+    this._runSpills.push([stdout, stderr])
+    while (this._runSpills.length > this.config.maxFinishedTasks) {
+      for (const c of this._runSpills.shift()!) c.dispose()
+    }
+  }
+
+  private _collector(label: string, stream: 'stdout' | 'stderr'): OutputCollector {
+    return new OutputCollector({
+      maxBytes: this.config.maxOutputBytes,
+      maxSpillBytes: this.config.maxSpillBytes,
+      spillPath: join(this.spillDir, `dsh-bash-${label}-${stream}.log`),
+      keepSpillFile: this.config.keepSpillFiles,
+    })
+  }
+
+  private _assertUsable(spec: BashExecSpec): void {
+    if (this._stopped) throw new Error('the bash executor is disposed')
+    if (!spec || typeof spec.command !== 'string' || typeof spec.workdir !== 'string' || typeof spec.timeoutMs !== 'number') {
+      throw new Error('invalid spec: call resolve() first')
+    }
+    if (Buffer.byteLength(spec.command) > this.config.maxCommandBytes) {
+      throw new Error(
+        `command is too long: ${Buffer.byteLength(spec.command)} bytes (the limit is ${this.config.maxCommandBytes} bytes)`,
+      )
+    }
+  }
+}
+
+/** Feeds a stream into a collector; resolves when the stream is closed (never rejects). */
+function collect(stream: Readable, collector: OutputCollector): Promise<void> {
+  return new Promise((resolve) => {
+    stream.on('data', (chunk: Buffer) => collector.write(chunk))
+    stream.once('close', () => resolve())
+    stream.once('end', () => resolve())
+    stream.once('error', () => resolve())
+  })
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error)
+}

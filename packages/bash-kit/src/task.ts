@@ -1,0 +1,49 @@
+import type { BashTask, BashTaskStatus } from '@deepseek-ai/dsh-bash'
+
+/** The live public view of a background task; mutated only by the executor. */
+export class TaskView implements BashTask {
+  status: BashTaskStatus = 'running'
+  exitCode: number | null = null
+  signal: string | null = null
+  readonly startedAt = Date.now()
+  endedAt: number | null = null
+  reason?: string
+  readonly done: Promise<BashTask>
+  #resolve!: (task: BashTask) => void
+
+  constructor(
+    readonly id: string,
+    readonly command: string,
+    readonly workdir: string,
+  ) {
+    this.done = new Promise((resolve) => {
+      this.#resolve = resolve
+    })
+  }
+
+  /** Ends the task once; later calls are ignored. */
+  end(status: Exclude<BashTaskStatus, 'running'>, exitCode: number | null, signal: string | null, reason?: string): boolean {
+    if (this.status !== 'running') return false
+    this.status = status
+    this.exitCode = exitCode
+    this.signal = signal
+    if (reason) this.reason = reason
+    this.endedAt = Date.now()
+    this.#resolve(this)
+    return true
+  }
+
+  toJSON(): Omit<BashTask, 'done'> {
+    return {
+      id: this.id,
+      command: this.command,
+      workdir: this.workdir,
+      status: this.status,
+      exitCode: this.exitCode,
+      signal: this.signal,
+      startedAt: this.startedAt,
+      endedAt: this.endedAt,
+      ...(this.reason ? { reason: this.reason } : {}),
+    }
+  }
+}

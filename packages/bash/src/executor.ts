@@ -1,0 +1,111 @@
+import { type Context, symbols } from 'cordis'
+import type {
+  BashExecRequest,
+  BashExecSpec,
+  BashRunResult,
+  BashTask,
+  BashTaskRead,
+  SandboxMode,
+  TaskDoneListener,
+} from './types.js'
+
+declare module 'cordis' {
+  interface Context {
+    bash: BashExecutor
+  }
+}
+
+/** The stable error for an unknown task id. */
+export function unknownTaskError(id: string): Error {
+  return new Error(`unknown bash task ${JSON.stringify(String(id))}`)
+}
+
+/**
+ * The executor seam, registered as `ctx.bash`. Subclasses run processes; this base class owns the
+ * `onTaskDone` listeners, whose lifetime is bound to the plugin that registered them.
+ *
+ * An executor is a cordis plugin: `ctx.plugin(LocalExecutor, config)`. Constructing it registers it
+ * as `ctx.bash` (undone when the plugin unloads) and binds `shutdown()` to the plugin's disposal.
+ * It is not a cordis `Service` subclass because the seam's `start(spec)` and `config` would collide
+ * with `Service.start()` and `Service.config`; it uses the same context tracing instead, so that
+ * inside a method `this.ctx` is the calling plugin's context.
+ */
+export abstract class BashExecutor {
+  /** Inside a method called as `ctx.bash.x()`, the caller's context; else the executor plugin's own. */
+  protected ctx: Context
+  private readonly _listeners = new Set<TaskDoneListener>()
+  private _disposing = false
+
+  constructor(ctx: Context) {
+    this.ctx = ctx
+    Object.defineProperty(this, symbols.tracker, { value: { associate: 'bash', property: 'ctx' } })
+    ctx.set('bash', this)
+    ctx.on('dispose', () => this.shutdown())
+  }
+
+  /**
+   * Kills every running task (whole process trees) and waits until they are gone; then frees the
+   * executor's resources. Idempotent. Called when the executor plugin unloads.
+   */
+  abstract shutdown(): Promise<void>
+
+  /** Applies defaults and caps; synchronous; the only place defaults apply. Throws on invalid input. */
+  abstract resolve(request: BashExecRequest): BashExecSpec
+  /** Runs in the foreground. Rejects only for infrastructure failures. */
+  abstract run(spec: BashExecSpec): Promise<BashRunResult>
+  /** Starts a background task and returns at once. No timeout applies. */
+  abstract start(spec: BashExecSpec): BashTask
+  /** A tracked task (running or finished, not yet evicted). */
+  abstract get(id: string): BashTask | undefined
+  /** Tracked tasks, oldest first. */
+  abstract list(): BashTask[]
+  /** The owner token stored at start, or undefined (unknown id, or started without owner). */
+  abstract ownerOf(id: string): string | undefined
+  /** Output since the previous read. Unknown id → `unknown bash task "<id>"`. */
+  abstract readOutput(id: string): BashTaskRead
+  /** Stops a task: true if this call stopped it, false if it had already finished. */
+  abstract kill(id: string): Promise<boolean>
+
+  /** The default sandbox mode; undefined for executors that do not confine. */
+  get sandboxMode(): SandboxMode | undefined {
+    return undefined
+  }
+
+  /** True once disposal began: no listener fires for kills done by disposal. */
+  protected get disposing(): boolean {
+    return this._disposing
+  }
+
+  /**
+   * Calls `listener` exactly once per background task when it ends. The registration is an effect of
+   * the calling plugin: it is removed when that plugin unloads.
+   */
+  onTaskDone(listener: TaskDoneListener): () => void {
+    if (typeof listener !== 'function') throw new Error('onTaskDone expects a function')
+    return this.ctx.effect(() => {
+      // A wrapper per registration, so registering the same function twice is two registrations.
+      const entry: TaskDoneListener = (task) => listener(task)
+      this._listeners.add(entry)
+      return () => {
+        this._listeners.delete(entry)
+      }
+    })
+  }
+
+  /** Subclasses call this once per ended background task. Silent during disposal; isolates failures. */
+  protected emitTaskDone(task: BashTask): void {
+    if (this._disposing) return
+    for (const listener of [...this._listeners]) {
+      try {
+        listener(task)
+      } catch (error) {
+        console.error(`[dsh-bash] a task-done listener failed for ${task.id}:`, error)
+      }
+    }
+  }
+
+  /** Marks the start of disposal. Subclasses call it first thing in `stop()`. */
+  protected beginDisposal(): void {
+    this._disposing = true
+  }
+}

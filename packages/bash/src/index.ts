@@ -1,0 +1,2 @@
+export * from './types.js'
+export { BashExecutor, unknownTaskError } from './executor.js'

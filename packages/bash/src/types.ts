@@ -1,0 +1,155 @@
+/**
+ * The executor seam's data types. These are the contract between the tools (which render text for
+ * models) and the executors (which run processes): plain data, no text markers, no model concepts.
+ */
+
+/** A sandbox mode name. Executors that confine define the modes (`read-only`, `workspace-write`, …). */
+export type SandboxMode = string
+
+/** What a caller asks for. Only `command` is required; `resolve` fills in the rest. */
+export interface BashExecRequest {
+  /** The script given to `bash -c`. Never empty. */
+  command: string
+  /**
+   * Working directory. A relative value resolves against the executor's configured `cwd`
+   * (else `process.cwd()`). Omitted: the executor's `cwd`.
+   */
+  workdir?: string
+  /**
+   * Foreground timeout in milliseconds. Omitted: the executor's default. Always capped by the
+   * executor's maximum. A non-positive or non-finite value is an error, never "no timeout".
+   */
+  timeoutMs?: number
+  /** Aborts the command: it is killed (TERM, then KILL after the grace period). */
+  signal?: AbortSignal
+  /** Opaque owner token stored on a background task (a session id). Never interpreted by executors. */
+  owner?: string
+  /** Bytes for the command's stdin. For trusted in-process callers only; never from a model. Default: /dev/null. */
+  stdin?: string | Uint8Array
+  /** Extra environment variables; win over everything. For trusted in-process callers only; never from a model. */
+  env?: Readonly<Record<string, string>>
+  /** Requested sandbox mode; ignored by executors that do not confine. */
+  sandboxMode?: SandboxMode
+}
+
+/**
+ * A fully resolved request: the output of `resolve`, the only input of `run` and `start`.
+ * `run` and `start` never apply defaults again.
+ */
+export interface BashExecSpec {
+  readonly command: string
+  /** Absolute working directory. */
+  readonly workdir: string
+  /** Effective foreground timeout in ms: min(requested ?? default, max). Ignored by `start`. */
+  readonly timeoutMs: number
+  readonly signal?: AbortSignal
+  /** The owner token, or undefined (the key is always present). */
+  readonly owner: string | undefined
+  readonly stdin?: string | Uint8Array
+  readonly env?: Readonly<Record<string, string>>
+  /** The effective sandbox mode, or undefined for executors that do not confine (the key is always present). */
+  readonly sandboxMode: SandboxMode | undefined
+}
+
+/** One output stream as collected by an executor. */
+export interface CollectedOutput {
+  /**
+   * The stream as UTF-8 text: the whole stream, or its tail when it was longer than the executor's
+   * memory bound (trimmed at a character boundary). Invalid bytes and NUL bytes appear as U+FFFD.
+   */
+  text: string
+  /** True when `text` is only the tail: some leading bytes are not in `text`. */
+  truncated: boolean
+  /** Number of stream bytes (from the start) that are not in `text`; 0 when not truncated. */
+  droppedBytes: number
+  /** Total bytes the stream produced. */
+  totalBytes: number
+  /**
+   * Absolute path of a file holding the complete stream from byte 0. Present only when such a copy
+   * exists and was written and closed intact; never a partial or broken file.
+   */
+  spillPath?: string
+}
+
+/** Facts about confinement, reported only by executors that confine. */
+export interface SandboxFacts {
+  /** The mode the command ran under. */
+  mode: SandboxMode
+  /** True when the command exited non-zero and its stderr shows a write the sandbox refused. */
+  accessDenied: boolean
+  /** Wider modes this call could be retried with (for escalation hints); empty when none. */
+  escalations?: SandboxMode[]
+}
+
+/** The result of a foreground `run`. */
+export interface BashRunResult {
+  /** Exit code of the main process; null when it died from a signal. */
+  exitCode: number | null
+  /** Name of the signal that killed the main process (`SIGTERM`, …); null when it exited. */
+  signal: string | null
+  /**
+   * True when the executor's timer fired, however the process then ended (even if it trapped
+   * SIGTERM and exited 0). Never true together with `aborted`: the first cause wins.
+   */
+  timedOut: boolean
+  /** True when the caller's AbortSignal stopped the command (and the timer had not fired first). */
+  aborted: boolean
+  /** The effective timeout in ms. */
+  timeoutMs: number
+  stdout: CollectedOutput
+  stderr: CollectedOutput
+  /** Wall time from start to the end of the call, in ms. */
+  durationMs: number
+  /**
+   * Number of processes still running when the main process exited by itself; they were stopped.
+   * 0 after a timeout or an abort (everything is killed then anyway).
+   */
+  leftoverProcesses: number
+  /** Present only for executors that confine. */
+  sandbox?: SandboxFacts
+}
+
+/** `running` until no process of the task is left; `killed` when it died from any signal or was stopped by `kill`. */
+export type BashTaskStatus = 'running' | 'completed' | 'killed'
+
+/** A background task. The object is live: its fields change as the task ends. */
+export interface BashTask {
+  /** `bash-1`, `bash-2`, … per executor; never reused. */
+  readonly id: string
+  readonly command: string
+  readonly workdir: string
+  readonly status: BashTaskStatus
+  /** Exit code of the main process once known; null while running or after a signal death. */
+  readonly exitCode: number | null
+  /** Signal that killed the main process, or the signal the executor used to stop the task; else null. */
+  readonly signal: string | null
+  /** Epoch ms. */
+  readonly startedAt: number
+  /** Epoch ms; null while running. */
+  readonly endedAt: number | null
+  /**
+   * Why the executor ended the task when that is not evident from the exit facts (for example
+   * `connection to host x lost`, or `failed to start: …`). Never set for an ordinary exit.
+   */
+  readonly reason?: string
+  /** Resolves with this task when it has ended. Never rejects. */
+  readonly done: Promise<BashTask>
+}
+
+/** What `readOutput` returns: output produced since the previous read, never delivered twice. */
+export interface BashTaskRead {
+  /** The task (live object). */
+  task: BashTask
+  /**
+   * New stdout; then, if there is new stderr, a newline if needed and `[stderr]\n` + the new stderr.
+   * Empty when nothing new arrived.
+   */
+  delta: string
+  /** True when part of the new output fell out of memory before this read (see the spill paths). */
+  lossy: boolean
+  /** Paths of intact spill files holding the complete streams, when they exist. */
+  spillPaths: { stdout?: string; stderr?: string }
+}
+
+/** Listener of `onTaskDone`. */
+export type TaskDoneListener = (task: BashTask) => void
