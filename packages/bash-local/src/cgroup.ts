@@ -1,0 +1,153 @@
+import { spawnSync } from 'node:child_process'
+import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { signalPid } from './proc.js'
+import type { ProcessTracker } from './tracker.js'
+
+/** The variable that tells the command's shell which cgroup to join. */
+export const CGROUP_VARIABLE = 'DSH_BASH_CGROUP'
+
+/**
+ * Finds this process's cgroup v2 directory: the cgroup2 mount (from mountinfo) joined with the
+ * path in the `0::` line of /proc/self/cgroup. Undefined when there is no cgroup v2.
+ */
+export function ownCgroupDirectory(): string | undefined {
+  let mountinfo: string
+  let membership: string
+  try {
+    mountinfo = readFileSync('/proc/self/mountinfo', 'utf8')
+    membership = readFileSync('/proc/self/cgroup', 'utf8')
+  } catch {
+    return undefined
+  }
+  const line = membership.split('\n').find((l) => l.startsWith('0::'))
+  if (!line) return undefined
+  const path = line.slice(3)
+  for (const entry of mountinfo.split('\n')) {
+    const [left, right] = entry.split(' - ')
+    if (!right || !right.startsWith('cgroup2 ')) continue
+    const fields = left.split(' ')
+    const root = unescapeMount(fields[3])
+    const mountPoint = unescapeMount(fields[4])
+    // The mount shows the hierarchy from `root`; our path is relative to the hierarchy's top.
+    if (!path.startsWith(root)) continue
+    return join(mountPoint, path.slice(root.length))
+  }
+  return undefined
+}
+
+function unescapeMount(text: string): string {
+  return text.replace(/\\([0-7]{3})/g, (_, octal: string) => String.fromCharCode(parseInt(octal, 8)))
+}
+
+/**
+ * The executor's own cgroup (`<own>/dsh-bash-<pid>-<n>`), with one child cgroup per command.
+ * Created only when a probe proves that a process can really join a child cgroup here (cgroup v2
+ * mounted and writable, no "no internal processes" conflict) and that `cgroup.kill` exists.
+ */
+export class CgroupManager {
+  private seq = 0
+
+  private constructor(readonly root: string) {}
+
+  /** Returns a manager, or undefined (with the reason) when cgroups cannot be used here. */
+  static create(): { manager?: CgroupManager; reason?: string } {
+    const own = ownCgroupDirectory()
+    if (!own) return { reason: 'no cgroup v2 hierarchy is mounted' }
+    const root = join(own, `dsh-bash-${process.pid}-${Math.random().toString(36).slice(2, 8)}`)
+    try {
+      mkdirSync(root)
+    } catch (error) {
+      return { reason: `cannot create a cgroup under ${own}: ${(error as Error).message}` }
+    }
+    const probe = join(root, 'probe')
+    try {
+      mkdirSync(probe)
+      if (!existsSync(join(probe, 'cgroup.kill'))) throw new Error('cgroup.kill is not available (kernel older than 5.14)')
+      const result = spawnSync('/bin/sh', ['-c', 'echo 0 > "$1/cgroup.procs"', 'sh', probe], { stdio: 'ignore' })
+      if (result.status !== 0) throw new Error('a process cannot join a child cgroup here')
+      return { manager: new CgroupManager(root) }
+    } catch (error) {
+      safeRmdir(probe)
+      safeRmdir(root)
+      return { reason: (error as Error).message }
+    } finally {
+      safeRmdir(probe)
+    }
+  }
+
+  /** A new, empty cgroup for one command. */
+  tracker(label: string): CgroupTracker {
+    const dir = join(this.root, `${label}-${++this.seq}`)
+    mkdirSync(dir)
+    return new CgroupTracker(dir)
+  }
+
+  /** Removes the executor's cgroup (all commands must be gone). */
+  dispose(): void {
+    safeRmdir(this.root)
+  }
+}
+
+export class CgroupTracker implements ProcessTracker {
+  readonly kind = 'cgroup' as const
+  readonly env: Readonly<Record<string, string>>
+
+  constructor(readonly dir: string) {
+    this.env = { [CGROUP_VARIABLE]: dir }
+  }
+
+  attach(): void {
+    // The command joins by itself, before it runs anything (see the shell prelude).
+  }
+
+  pids(): number[] {
+    let text: string
+    try {
+      text = readFileSync(join(this.dir, 'cgroup.procs'), 'utf8')
+    } catch {
+      return []
+    }
+    // cgroup.procs lists no zombies: an exited process leaves it at once.
+    return text
+      .split('\n')
+      .filter(Boolean)
+      .map(Number)
+  }
+
+  signalAll(signal: NodeJS.Signals): void {
+    for (const pid of this.pids()) {
+      signalPid(pid, signal)
+      if (signal === 'SIGTERM') signalPid(pid, 'SIGCONT')
+    }
+  }
+
+  killAll(): void {
+    try {
+      // The kernel kills every member, including ones forked while this runs.
+      writeFileSync(join(this.dir, 'cgroup.kill'), '1')
+    } catch {
+      for (const pid of this.pids()) signalPid(pid, 'SIGKILL')
+    }
+  }
+
+  isEmpty(): boolean {
+    try {
+      return /^populated 0$/m.test(readFileSync(join(this.dir, 'cgroup.events'), 'utf8'))
+    } catch {
+      return true
+    }
+  }
+
+  release(): void {
+    safeRmdir(this.dir)
+  }
+}
+
+function safeRmdir(dir: string): void {
+  try {
+    rmdirSync(dir)
+  } catch {
+    // Not empty yet (a process is still exiting) or gone: nothing more to do.
+  }
+}

@@ -1,0 +1,39 @@
+import { accessSync, constants } from 'node:fs'
+import { delimiter, isAbsolute, join } from 'node:path'
+import { z } from 'zod'
+import { executorConfigShape, parseConfig } from '@deepseek-ai/dsh-bash-kit'
+
+export const localConfigSchema = z
+  .object({
+    ...executorConfigShape,
+    /** The shell: an absolute path, or a name looked up in PATH. */
+    shell: z.string().min(1, 'shell must not be empty').default('bash'),
+    /** How processes are found and killed: the best available (`auto`) or a given strategy. */
+    containment: z.enum(['auto', 'cgroup', 'marker', 'pgroup'], { error: 'containment must be one of auto, cgroup, marker, pgroup' }).default('auto'),
+  })
+  .strict()
+
+export type LocalExecutorConfig = z.output<typeof localConfigSchema>
+export type LocalExecutorConfigInput = z.input<typeof localConfigSchema>
+
+export function parseLocalConfig(input: unknown): LocalExecutorConfig {
+  const config = parseConfig(localConfigSchema, input, 'local executor')
+  if (config.maxTimeoutMs < config.timeoutMs) {
+    throw new Error(`invalid local executor config: timeoutMs (${config.timeoutMs}) exceeds maxTimeoutMs (${config.maxTimeoutMs})`)
+  }
+  return config
+}
+
+/** Resolves a command name through PATH to an executable file; throws naming the shell when absent. */
+export function findExecutable(name: string, path = process.env.PATH ?? ''): string {
+  const candidates = isAbsolute(name) || name.includes('/') ? [name] : path.split(delimiter).filter(Boolean).map((dir) => join(dir, name))
+  for (const candidate of candidates) {
+    try {
+      accessSync(candidate, constants.X_OK)
+      return candidate
+    } catch {
+      // Try the next one.
+    }
+  }
+  throw new Error(`shell not found: ${name}`)
+}

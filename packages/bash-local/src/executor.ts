@@ -1,0 +1,143 @@
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import type { Context } from 'cordis'
+import type { BashExecSpec } from '@deepseek-ai/dsh-bash'
+import { buildEnvironment, type LaunchedCommand, ProcessExecutor } from '@deepseek-ai/dsh-bash-kit'
+import { CGROUP_VARIABLE, CgroupManager } from './cgroup.js'
+import { findExecutable, type LocalExecutorConfig, type LocalExecutorConfigInput, parseLocalConfig } from './config.js'
+import { checkWorkdir, spawnPlan, writeScript } from './launch.js'
+import { MarkerTracker } from './marker.js'
+import { ProcessGroupTracker } from './pgroup.js'
+import { hasProc } from './proc.js'
+import type { ContainmentKind, ProcessTracker } from './tracker.js'
+
+/**
+ * The kernel refuses a single argument of 128 KiB or more (MAX_ARG_STRLEN, with its NUL): a longer
+ * script is handed to bash as a private file instead of `-c`.
+ */
+export const MAX_ARGUMENT_BYTES = 128 * 1024 - 1
+
+/** What to execute for one command. */
+export interface CommandLine {
+  file: string
+  args: string[]
+  /**
+   * True when `file` is bash itself, which joins its cgroup through the BASH_ENV prelude before it
+   * runs anything. False for wrappers (bwrap, …): they are started through a `/bin/sh` launcher
+   * that joins the cgroup and then execs them.
+   */
+  joinsThroughBashEnv: boolean
+}
+
+/**
+ * The local executor: each command is `bash --noprofile --norc -c <command>` in a new session and
+ * process group, tracked by a per-command cgroup where possible (see `containment`).
+ */
+export class LocalExecutor extends ProcessExecutor {
+  static readonly inject: string[] = []
+  protected readonly localConfig: LocalExecutorConfig
+  /** Absolute path of the shell. */
+  protected readonly shellPath: string
+  /** The containment strategy in use. */
+  readonly containment: ContainmentKind
+  /** Why a better containment strategy is not in use (empty when cgroups are used). */
+  readonly containmentNote: string
+  private readonly cgroups?: CgroupManager
+  private readonly preludePath: string
+  private markerSeq = 0
+
+  constructor(ctx: Context, config: LocalExecutorConfigInput = {}) {
+    const parsed = parseLocalConfig(config)
+    const shellPath = findExecutable(parsed.shell)
+    const choice = chooseContainment(parsed.containment)
+    super(ctx, parsed)
+    this.localConfig = parsed
+    this.shellPath = shellPath
+    this.containment = choice.kind
+    this.containmentNote = choice.note
+    this.cgroups = choice.manager
+    this.preludePath = join(this.spillDir, 'join-cgroup.sh')
+    writeFileSync(
+      this.preludePath,
+      [
+        '# dsh-bash: join this command\'s cgroup before anything runs, so nothing it starts can escape the kill.',
+        `if [ -n "\${${CGROUP_VARIABLE}-}" ]; then`,
+        `  if ! echo 0 2>/dev/null >"\$${CGROUP_VARIABLE}/cgroup.procs"; then echo "dsh-bash: cannot join cgroup \$${CGROUP_VARIABLE}" >&2; exit 125; fi`,
+        'fi',
+        `unset BASH_ENV ${CGROUP_VARIABLE}`,
+        '',
+      ].join('\n'),
+      { mode: 0o600, flag: 'wx' },
+    )
+  }
+
+  /** The command line for a spec. Subclasses (the sandbox) wrap it. */
+  protected commandLine(spec: BashExecSpec, scriptPath: string | undefined): CommandLine {
+    const args = scriptPath ? ['--noprofile', '--norc', scriptPath] : ['--noprofile', '--norc', '-c', spec.command]
+    return { file: this.shellPath, args, joinsThroughBashEnv: true }
+  }
+
+  protected launch(spec: BashExecSpec, label: string): Promise<LaunchedCommand> {
+    checkWorkdir(spec.workdir)
+    let scriptPath: string | undefined
+    if (Buffer.byteLength(spec.command) > MAX_ARGUMENT_BYTES) {
+      scriptPath = join(this.spillDir, `dsh-bash-${label}-script.sh`)
+      writeScript(scriptPath, spec.command)
+    }
+    const tracker = this.tracker(label)
+    const line = this.commandLine(spec, scriptPath)
+    const env = buildEnvironment(process.env, { secretPatterns: this.config.secretEnvPatterns })
+    Object.assign(env, tracker.env)
+    let file = line.file
+    let args = line.args
+    if (tracker.kind === 'cgroup') {
+      if (line.joinsThroughBashEnv) {
+        env.BASH_ENV = this.preludePath
+      } else {
+        args = ['-c', `echo 0 >"$${CGROUP_VARIABLE}/cgroup.procs" || exit 125; unset ${CGROUP_VARIABLE}; exec "$@"`, 'dsh-bash', file, ...args]
+        file = '/bin/sh'
+      }
+    }
+    // A trusted caller's variables win over everything.
+    if (spec.env) Object.assign(env, spec.env)
+    return spawnPlan({
+      file,
+      args,
+      cwd: spec.workdir,
+      env,
+      stdin: spec.stdin,
+      tracker,
+      cleanup: scriptPath ? [scriptPath] : [],
+    })
+  }
+
+  protected async disposeBackend(): Promise<void> {
+    this.cgroups?.dispose()
+  }
+
+  private tracker(label: string): ProcessTracker {
+    if (this.cgroups) return this.cgroups.tracker(label)
+    if (this.containment === 'marker') return new MarkerTracker(`${process.pid}-${label}-${++this.markerSeq}-${Date.now()}`)
+    return new ProcessGroupTracker()
+  }
+}
+
+function chooseContainment(wanted: LocalExecutorConfig['containment']): {
+  kind: ContainmentKind
+  note: string
+  manager?: CgroupManager
+} {
+  const notes: string[] = []
+  if (wanted === 'auto' || wanted === 'cgroup') {
+    const { manager, reason } = CgroupManager.create()
+    if (manager) return { kind: 'cgroup', note: '', manager }
+    if (wanted === 'cgroup') throw new Error(`containment "cgroup" is not available: ${reason}`)
+    notes.push(`no cgroup: ${reason}`)
+  }
+  if (wanted === 'auto' || wanted === 'marker') {
+    if (hasProc()) return { kind: 'marker', note: notes.join('; ') }
+    if (wanted === 'marker') throw new Error('containment "marker" is not available: /proc is not mounted')
+    notes.push('no /proc')
+  }
+  return { kind: 'pgroup', note: notes.join('; ') }
+}

@@ -1,0 +1,160 @@
+import { type ChildProcess, spawn } from 'node:child_process'
+import { statSync, unlinkSync, writeFileSync } from 'node:fs'
+import type { ExitFacts, LaunchedCommand } from '@deepseek-ai/dsh-bash-kit'
+import type { ProcessTracker } from './tracker.js'
+
+/** What to execute and how. */
+export interface LaunchPlan {
+  file: string
+  args: string[]
+  cwd: string
+  env: Record<string, string>
+  stdin?: string | Uint8Array
+  tracker: ProcessTracker
+  /** Files to delete when the command is over (a long script). */
+  cleanup: string[]
+}
+
+/** Polling intervals while waiting for a tree to empty: fast at first, then gentler. */
+const POLL_FAST_MS = 10
+const POLL_SLOW_MS = 50
+/** After SIGKILL, how long to wait for the kernel to finish (processes in uninterruptible sleep). */
+const AFTER_KILL_MS = 5_000
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
+
+/** Checks the workdir so a missing one is a clear infrastructure error, not a spawn mystery. */
+export function checkWorkdir(workdir: string): void {
+  let stat
+  try {
+    stat = statSync(workdir)
+  } catch {
+    throw new Error(`workdir does not exist: ${workdir}`)
+  }
+  if (!stat.isDirectory()) throw new Error(`workdir is not a directory: ${workdir}`)
+}
+
+/** Writes a long script to a private file (0600, exclusive create). */
+export function writeScript(path: string, command: string): void {
+  writeFileSync(path, command, { mode: 0o600, flag: 'wx' })
+}
+
+/**
+ * Spawns the plan in a new session and process group (`detached`): no controlling terminal, so a
+ * prompt on /dev/tty fails at once instead of hanging, and the group can be signalled as a whole.
+ * Resolves once the process exists; rejects when it cannot be started.
+ */
+export function spawnPlan(plan: LaunchPlan): Promise<LaunchedCommand> {
+  let child: ChildProcess
+  try {
+    child = spawn(plan.file, plan.args, {
+      cwd: plan.cwd,
+      env: plan.env,
+      detached: true,
+      stdio: [plan.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+    })
+  } catch (error) {
+    cleanupFiles(plan.cleanup)
+    plan.tracker.release()
+    return Promise.reject(new Error(`failed to start ${plan.file}: ${(error as Error).message}`))
+  }
+  return new Promise((resolve, reject) => {
+    child.once('error', (error) => {
+      cleanupFiles(plan.cleanup)
+      plan.tracker.release()
+      reject(new Error(`failed to start ${plan.file}: ${error.message}`))
+    })
+    child.once('spawn', () => {
+      child.removeAllListeners('error')
+      // Later errors (a kill of a dead pid) are harmless; an unhandled 'error' would crash.
+      child.on('error', () => {})
+      resolve(new LocalCommand(child, plan))
+    })
+  })
+}
+
+class LocalCommand implements LaunchedCommand {
+  readonly stdout
+  readonly stderr
+  readonly exited: Promise<ExitFacts>
+  private termination?: Promise<void>
+  private mainAlive = true
+
+  constructor(
+    private readonly child: ChildProcess,
+    private readonly plan: LaunchPlan,
+  ) {
+    this.stdout = child.stdout!
+    this.stderr = child.stderr!
+    plan.tracker.attach(child.pid!)
+    if (child.stdin) {
+      // The command may exit without reading its input: EPIPE is expected, not an error.
+      child.stdin.on('error', () => {})
+      child.stdin.end(plan.stdin)
+    }
+    this.exited = new Promise((resolve) => {
+      child.once('exit', (code, signal) => {
+        this.mainAlive = false
+        resolve({ exitCode: code, signal: signal ?? null })
+      })
+    })
+  }
+
+  async countLeftovers(): Promise<number> {
+    const main = this.child.pid
+    return this.plan.tracker.pids().filter((pid) => pid !== main || this.mainAlive).length
+  }
+
+  terminate(graceMs: number): Promise<void> {
+    this.termination ??= this.runTermination(graceMs)
+    return this.termination
+  }
+
+  private async runTermination(graceMs: number): Promise<void> {
+    const tracker = this.plan.tracker
+    tracker.signalAll('SIGTERM')
+    // The main process is signalled directly too: it may not have joined the cgroup yet.
+    if (this.mainAlive) this.child.kill('SIGTERM')
+    if (await this.waitEmpty(graceMs)) return
+    tracker.killAll()
+    if (this.mainAlive) this.child.kill('SIGKILL')
+    await this.waitEmpty(AFTER_KILL_MS)
+  }
+
+  whenEmpty(): Promise<void> {
+    return this.waitEmpty(Infinity).then(() => undefined)
+  }
+
+  /** Waits until no process is left (and the main process has been reaped); false on timeout. */
+  private async waitEmpty(limitMs: number): Promise<boolean> {
+    const deadline = performance.now() + limitMs
+    if (this.mainAlive) {
+      // Nothing to poll while the main process runs: its exit is an event.
+      if (limitMs === Infinity) await this.exited
+      else if (!(await Promise.race([this.exited.then(() => true), sleep(limitMs).then(() => false)]))) return false
+    }
+    let interval = POLL_FAST_MS
+    for (let round = 0; ; round++) {
+      if (this.plan.tracker.isEmpty()) return true
+      const left = deadline - performance.now()
+      if (left <= 0) return false
+      await sleep(Math.min(interval, left))
+      if (round > 20) interval = POLL_SLOW_MS
+    }
+  }
+
+  release(): void {
+    cleanupFiles(this.plan.cleanup)
+    this.plan.tracker.release()
+  }
+}
+
+function cleanupFiles(files: string[]): void {
+  for (const file of files) {
+    try {
+      unlinkSync(file)
+    } catch {
+      // Already gone.
+    }
+  }
+}

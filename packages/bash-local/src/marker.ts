@@ -1,0 +1,52 @@
+import { pidsInGroup, pidsWithEnv, signalPid } from './proc.js'
+import type { ProcessTracker } from './tracker.js'
+
+export const MARKER_VARIABLE = 'DSH_BASH_TASK'
+
+/**
+ * The environment-marker fallback: descendants inherit `DSH_BASH_TASK=<unique>`, so escapees that
+ * left the process group are still found through /proc/<pid>/environ. The process group is added
+ * for processes that replaced their environment but stayed in the group.
+ */
+export class MarkerTracker implements ProcessTracker {
+  readonly kind = 'marker' as const
+  readonly env: Readonly<Record<string, string>>
+  private pgid = 0
+
+  constructor(private readonly marker: string) {
+    this.env = { [MARKER_VARIABLE]: marker }
+  }
+
+  attach(pid: number): void {
+    this.pgid = pid
+  }
+
+  pids(): number[] {
+    const found = new Set(pidsWithEnv(MARKER_VARIABLE, this.marker))
+    if (this.pgid) for (const pid of pidsInGroup(this.pgid)) found.add(pid)
+    return [...found]
+  }
+
+  signalAll(signal: NodeJS.Signals): void {
+    for (const pid of this.pids()) {
+      signalPid(pid, signal)
+      // A stopped process cannot act on SIGTERM until it runs again.
+      if (signal === 'SIGTERM') signalPid(pid, 'SIGCONT')
+    }
+  }
+
+  killAll(): void {
+    // Repeat: a process may fork between the scan and the signal.
+    for (let round = 0; round < 3; round++) {
+      const pids = this.pids()
+      if (pids.length === 0) return
+      for (const pid of pids) signalPid(pid, 'SIGKILL')
+    }
+  }
+
+  isEmpty(): boolean {
+    return this.pids().length === 0
+  }
+
+  release(): void {}
+}
