@@ -72,6 +72,8 @@ export type Presentation =
       description?: string
       /** Where it runs. */
       cwd?: string
+      /** The output to show under the command (result presentations only). */
+      output?: string
     }
   | {
       kind: 'generic'

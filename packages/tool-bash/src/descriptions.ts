@@ -1,0 +1,19 @@
+/** What the model reads about each tool. Brief, and complete about the markers it will see. */
+
+export const BASH_DESCRIPTION = `Run a bash command and return its output.
+
+- Every call starts a fresh, non-interactive shell (bash -c): no state (cd, variables, functions) carries over. To run somewhere else, pass "workdir" instead of using cd.
+- There is no terminal and stdin is empty: commands that prompt fail instead of waiting. Pass flags such as --yes or --no-pager.
+- The result is stdout, then a "[stderr]" section if anything went to stderr, or "(no output)". Status markers follow on their own lines: "[exit code: N]" for a non-zero exit, "[killed by signal: SIG…]", "[timed out after Nms]" when the timeout fired (default 2 minutes; set "timeoutMs" for more, up to the maximum), and "[stopped N leftover process(es); …]" when the command left processes running (they are stopped).
+- Long output keeps only its last part; "[output truncated; full output: PATH]" names a file with all of it (read it with head, tail or grep).
+- For servers, watchers or anything long-running, set "run_in_background": true. You get a task id at once; poll it with bash_output and stop it with bash_kill. You are notified when it finishes, but only with your next request: keep polling bash_output while you wait.
+- "description" is a short active-voice summary (5-10 words) shown to the user; it does not affect the command.`
+
+export const SANDBOX_ADDENDUM = `
+- Commands run in a sandbox. "[sandbox: file access denied under MODE mode]" means a write was refused by the sandbox, not by file permissions. Only if the task really needs it, retry with "sandbox_permissions" (a wider mode) and a "justification"; the user must approve, and the approval covers that one call.`
+
+export const BASH_OUTPUT_DESCRIPTION = `Read the new output of a background bash task started with run_in_background.
+
+Returns only what the task printed since your previous bash_output call for it (stdout, then a "[stderr]" section), or "(no new output)", followed by its status: "[status: running]", "[status: completed, exit code: N]" or "[status: killed …]". If "[some output was dropped from memory; full output: PATH]" appears, read that file for what you missed. Poll again later while the status is running.`
+
+export const BASH_KILL_DESCRIPTION = `Stop a background bash task started with run_in_background: every process it started is terminated (SIGTERM, then SIGKILL after a grace period). Returns "killed background task ID", or "task ID had already finished" when it had ended by itself. Use bash_output to read what it printed.`

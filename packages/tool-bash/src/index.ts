@@ -1,0 +1,5 @@
+export { ToolBash, NOTICE_SOURCE, type NoticeTarget } from './plugin.js'
+export * from './render.js'
+export * from './schema.js'
+export { BASH_DESCRIPTION, BASH_OUTPUT_DESCRIPTION, BASH_KILL_DESCRIPTION, SANDBOX_ADDENDUM } from './descriptions.js'
+export { presentBashCall, presentBashResult, presentTaskCall, presentTaskResult } from './present.js'

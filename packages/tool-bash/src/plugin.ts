@@ -1,0 +1,183 @@
+import { isAbsolute, resolve as resolvePath } from 'node:path'
+import type { Context } from 'cordis'
+import type { BashExecRequest, BashTask } from '@deepseek-ai/dsh-bash'
+import type { ApprovalService, ToolCall, ToolCaller, ToolContent } from '@deepseek-ai/dsh-tools'
+import { BASH_DESCRIPTION, BASH_KILL_DESCRIPTION, BASH_OUTPUT_DESCRIPTION, SANDBOX_ADDENDUM } from './descriptions.js'
+import { presentBashCall, presentBashResult, presentTaskCall, presentTaskResult } from './present.js'
+import {
+  alreadyFinishedText,
+  foreignTaskMessage,
+  killedText,
+  renderNotice,
+  renderRead,
+  renderRunResult,
+  startedText,
+} from './render.js'
+import {
+  type BashArgs,
+  bashParameters,
+  checkBashArgs,
+  checkTaskArgs,
+  MODE_ORDER,
+  sandboxedBashParameters,
+  type TaskArgs,
+  taskParameters,
+} from './schema.js'
+
+/** The source every completion notice carries. */
+export const NOTICE_SOURCE = Object.freeze({ kind: 'plugin', plugin: 'tool-bash' } as const)
+
+/** What tool-bash needs of an agent to deliver a notice (`@deepseek-ai/dsh-agent`'s agents fit). */
+export interface NoticeTarget extends ToolCaller {
+  inject(content: ToolContent[], options: { source: { kind: string; plugin?: string } }): void
+}
+
+interface AgentDirectory {
+  list(): NoticeTarget[]
+}
+
+/** The owner token of a call: the calling agent's session id (never the agent object's identity). */
+function ownerToken(call: ToolCall): string | undefined {
+  return call.agent?.session?.header?.id
+}
+
+/**
+ * Registers `bash`, `bash_output` and `bash_kill` over `ctx.bash`, and delivers completion notices.
+ * Pending until both `ctx.tools` and an executor (`ctx.bash`) are loaded; unloading removes it all.
+ */
+export const ToolBash = {
+  name: 'tool-bash',
+  inject: ['tools', 'bash'],
+  apply(ctx: Context) {
+    const confines = ctx.bash.sandboxMode !== undefined
+
+    ctx.tools.register({
+      name: 'bash',
+      description: confines ? BASH_DESCRIPTION + SANDBOX_ADDENDUM : BASH_DESCRIPTION,
+      parameters: confines ? sandboxedBashParameters : bashParameters,
+      presentCall: presentBashCall,
+      presentResult: presentBashResult,
+      async execute(rawArgs, call) {
+        const args = rawArgs as BashArgs
+        checkBashArgs(args)
+        const sandboxMode = await escalation(ctx, args, call)
+        const cwd = call.agent?.session?.header?.cwd
+        let workdir = args.workdir
+        // The agent's workspace is the base; without an agent the executor's config decides.
+        if (cwd && isAbsolute(cwd)) workdir = workdir === undefined || workdir === '' ? cwd : resolvePath(cwd, workdir)
+        const request: BashExecRequest = {
+          command: args.command,
+          workdir,
+          timeoutMs: args.timeoutMs,
+          signal: call.signal,
+          owner: ownerToken(call),
+          sandboxMode,
+        }
+        const spec = ctx.bash.resolve(request)
+        if (args.run_in_background) return startedText(ctx.bash.start(spec).id)
+        const result = await ctx.bash.run(spec)
+        const text = renderRunResult(result, { escalationHint: confines && hasApproval(ctx) })
+        if (result.aborted) return { content: [{ type: 'text', text: `Error: the command was aborted\n${text}` }], isError: true }
+        return text
+      },
+    })
+
+    ctx.tools.register({
+      name: 'bash_output',
+      description: BASH_OUTPUT_DESCRIPTION,
+      parameters: taskParameters,
+      presentCall: presentTaskCall('bash_output'),
+      presentResult: presentTaskResult('bash_output'),
+      execute(rawArgs, call) {
+        const args = rawArgs as TaskArgs
+        checkTaskArgs(args)
+        assertAccess(ctx, args.task_id, call)
+        return renderRead(ctx.bash.readOutput(args.task_id))
+      },
+    })
+
+    ctx.tools.register({
+      name: 'bash_kill',
+      description: BASH_KILL_DESCRIPTION,
+      parameters: taskParameters,
+      presentCall: presentTaskCall('bash_kill'),
+      presentResult: presentTaskResult('bash_kill'),
+      async execute(rawArgs, call) {
+        const args = rawArgs as TaskArgs
+        checkTaskArgs(args)
+        assertAccess(ctx, args.task_id, call)
+        return (await ctx.bash.kill(args.task_id)) ? killedText(args.task_id) : alreadyFinishedText(args.task_id)
+      },
+    })
+
+    ctx.bash.onTaskDone((task) => deliverNotice(ctx, task))
+  },
+}
+
+/** The ownership fence: a task owned by a session is closed to every other caller. */
+function assertAccess(ctx: Context, id: string, call: ToolCall): void {
+  // An unknown id gets the executor's stable error.
+  if (!ctx.bash.get(id)) ctx.bash.readOutput(id)
+  const owner = ctx.bash.ownerOf(id)
+  if (owner !== undefined && owner !== ownerToken(call)) throw new Error(foreignTaskMessage(id))
+}
+
+function deliverNotice(ctx: Context, task: BashTask): void {
+  const owner = ctx.bash.ownerOf(task.id)
+  if (owner === undefined) return
+  const agents = ctx.get('agents') as AgentDirectory | undefined
+  // One agent per session gets it: several agent objects may share a session, the notice is one.
+  const target = agents?.list().find((agent) => agent.session?.header?.id === owner)
+  if (!target) return
+  try {
+    target.inject([{ type: 'text', text: renderNotice(task) }], { source: { ...NOTICE_SOURCE } })
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error)
+    // The agent went away between the lookup and the call: nothing to tell it any more.
+    if (!message.includes('disposed')) console.error(`[tool-bash] could not deliver the notice of ${task.id}: ${message}`)
+  }
+}
+
+function hasApproval(ctx: Context): boolean {
+  return typeof (ctx.get('approval') as ApprovalService | undefined)?.request === 'function'
+}
+
+/**
+ * Sandbox escalation: `sandbox_permissions` and `justification` come together, must ask for a mode
+ * strictly wider than the current one, and the approval service decides for this one call.
+ * Returns the mode to run with (undefined: the executor's default).
+ */
+async function escalation(ctx: Context, args: BashArgs, call: ToolCall): Promise<string | undefined> {
+  const wanted = args.sandbox_permissions
+  const justification = args.justification?.trim() ?? ''
+  if (wanted === undefined && justification === '') return undefined
+  const current = ctx.bash.sandboxMode
+  if (current === undefined) throw new Error('invalid sandbox_permissions: this executor does not use a sandbox')
+  if (wanted === undefined) throw new Error('invalid justification: it goes with sandbox_permissions')
+  if (justification === '') throw new Error('invalid sandbox_permissions: a non-empty justification is required with it')
+  const rank = (mode: string) => (MODE_ORDER as readonly string[]).indexOf(mode)
+  if (rank(wanted) <= rank(current)) {
+    throw new Error(`invalid sandbox_permissions: "${wanted}" is not wider than the current mode "${current}"`)
+  }
+  const approval = ctx.get('approval') as ApprovalService | undefined
+  if (!approval || typeof approval.request !== 'function') {
+    throw new Error(`sandbox escalation to "${wanted}" needs approval but no approval service is available`)
+  }
+  let answer: string
+  try {
+    answer = await approval.request({
+      callId: call.callId,
+      tool: 'bash',
+      arguments: call.rawArguments,
+      reason: `run with sandbox mode "${wanted}" (now "${current}"): ${justification}`,
+      agent: call.agent,
+      signal: call.signal,
+    })
+  } catch {
+    answer = 'unavailable'
+  }
+  if (answer === 'allowed-once') return wanted
+  if (answer === 'rejected') throw new Error(`sandbox escalation to "${wanted}" was rejected by the user`)
+  if (answer === 'cancelled') throw new Error(`sandbox escalation to "${wanted}" was cancelled`)
+  throw new Error(`sandbox escalation to "${wanted}" could not be approved: approval unavailable`)
+}
