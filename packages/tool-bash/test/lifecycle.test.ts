@@ -1,0 +1,49 @@
+import { Context } from 'cordis'
+import { describe, expect, it } from 'vitest'
+import { LocalExecutor } from '@deepseek-ai/dsh-bash-local'
+import { ToolRegistry } from '@deepseek-ai/dsh-tools'
+import { ToolBash } from '../src/index.js'
+import { settle } from './harness.js'
+
+describe('plugin lifecycle', () => {
+  it('stays pending until an executor is loaded, and its tools vanish when the executor or it unloads', async () => {
+    const root = new Context()
+    root.plugin(ToolRegistry)
+    const toolBash = root.plugin(ToolBash)
+    await settle()
+    expect(root.tools.names()).toEqual([])
+    const executor = root.plugin(LocalExecutor, {})
+    await settle()
+    expect(root.tools.names()).toEqual(['bash', 'bash_output', 'bash_kill'])
+    const bash = root.bash
+    executor.dispose()
+    await bash.shutdown()
+    await settle()
+    expect(root.tools.names()).toEqual([])
+    const executor2 = root.plugin(LocalExecutor, {})
+    await settle()
+    expect(root.tools.names()).toEqual(['bash', 'bash_output', 'bash_kill'])
+    toolBash.dispose()
+    await settle()
+    expect(root.tools.names()).toEqual([])
+    await root.bash.shutdown()
+    executor2.dispose()
+  })
+
+  it('publishes JSON schemas with the contract arguments only', async () => {
+    const root = new Context()
+    root.plugin(ToolRegistry)
+    root.plugin(LocalExecutor, {})
+    root.plugin(ToolBash)
+    await settle()
+    const [bash, output, kill] = root.tools.schemas()
+    expect(Object.keys(bash.parameters.properties as object)).toEqual(['command', 'description', 'timeoutMs', 'workdir', 'run_in_background'])
+    expect(bash.parameters.required).toEqual(['command', 'description'])
+    expect(output.parameters.required).toEqual(['task_id'])
+    expect(kill.parameters.required).toEqual(['task_id'])
+    for (const fragment of ['workdir', 'run_in_background', 'bash_output', 'bash_kill', '[exit code: N]', 'full output']) {
+      expect(bash.description).toContain(fragment)
+    }
+    await root.bash.shutdown()
+  })
+})

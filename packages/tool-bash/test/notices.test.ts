@@ -1,0 +1,83 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { NOTICE_SOURCE } from '../src/index.js'
+import { type App, createApp, settle, until } from './harness.js'
+
+describe('completion notices', () => {
+  let app: App
+  beforeEach(async () => {
+    app = await createApp()
+  })
+  afterEach(async () => {
+    await app.dispose()
+  })
+
+  const start = async (agent: ReturnType<App['agent']> | undefined, command: string) =>
+    (await app.text('bash', { command, description: 'x', run_in_background: true }, agent)).text.split(' ').pop()!
+
+  it('exactly one notice per task, to its owner only, with the exact text and source', async () => {
+    const a = app.agent('session-a')
+    const b = app.agent('session-b')
+    const ok = await start(a, 'exit 0')
+    const failed = await start(a, 'exit 2')
+    const killed = await start(a, 'sleep 100')
+    await app.root.bash.get(ok)!.done
+    await app.root.bash.get(failed)!.done
+    await app.text('bash_kill', { task_id: killed }, a)
+    await settle()
+    expect(b.injected).toEqual([])
+    const texts = a.injected.map((entry) => entry.content)
+    expect(texts).toEqual([
+      [{ type: 'text', text: `background bash task ${ok} finished [status: completed, exit code: 0]. Read its output with bash_output.` }],
+      [{ type: 'text', text: `background bash task ${failed} finished [status: completed, exit code: 2]. Read its output with bash_output.` }],
+      [{ type: 'text', text: `background bash task ${killed} finished [status: killed by SIGTERM]. Read its output with bash_output.` }],
+    ])
+    for (const entry of a.injected) expect(entry.source).toEqual({ kind: 'plugin', plugin: 'tool-bash' })
+    expect(NOTICE_SOURCE).toEqual({ kind: 'plugin', plugin: 'tool-bash' })
+  })
+
+  it('no notice without an owner, or when the owner is gone; a disposed agent is not an error', async () => {
+    const a = app.agent('session-a')
+    const unowned = await start(undefined, 'true')
+    await app.root.bash.get(unowned)!.done
+    a.disposed = true
+    const orphan = await start(a, 'true')
+    await app.root.bash.get(orphan)!.done
+    await settle()
+    expect(app.injections).toEqual([])
+  })
+
+  it('an agent disposed between lookup and inject: the "disposed" error is swallowed', async () => {
+    const a = app.agent('session-a')
+    // Still listed, but its inject throws the disposed error.
+    a.inject = () => {
+      throw new Error(`agent "${a.id}" is disposed`)
+    }
+    const id = await start(a, 'true')
+    await app.root.bash.get(id)!.done
+    await settle()
+    expect(app.injections).toEqual([])
+  })
+
+  it('twenty tasks ending at once give twenty notices, none twice', async () => {
+    const a = app.agent('session-a')
+    const gate = `${app.workspace}/release`
+    const ids: string[] = []
+    for (let i = 0; i < 20; i++) ids.push(await start(a, `while [ ! -e ${gate} ]; do sleep 0.02; done; echo ${i}`))
+    const { writeFileSync } = await import('node:fs')
+    writeFileSync(gate, '')
+    await Promise.all(ids.map((id) => app.root.bash.get(id)!.done))
+    await until(() => a.injected.length >= 20)
+    await settle()
+    const noticed = a.injected.map((entry) => /task (bash-\d+) finished/.exec(entry.content[0].text)![1])
+    expect(noticed.sort()).toEqual([...ids].sort())
+  })
+
+  it('a notice goes to one agent when several share the session', async () => {
+    const a1 = app.agent('session-a')
+    const a2 = app.agent('session-a')
+    const id = await start(a1, 'true')
+    await app.root.bash.get(id)!.done
+    await settle()
+    expect(a1.injected.length + a2.injected.length).toBe(1)
+  })
+})
