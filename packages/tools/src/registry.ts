@@ -136,7 +136,9 @@ export class ToolRegistry extends Service {
     }
     for (const observer of [...this._observers]) {
       try {
-        observer(execution, result)
+        const returned: unknown = observer(execution, result)
+        // An async observer's rejection must not become an unhandled rejection.
+        if (returned instanceof Promise) returned.catch((error) => this._warn(`result observer failed: ${messageOf(error)}`))
       } catch (error) {
         this._warn(`result observer failed: ${messageOf(error)}`)
       }
@@ -166,13 +168,22 @@ export class ToolRegistry extends Service {
 
     // Stage 3: permissions.
     await this._authorize(call)
+    // Approval can take a person minutes: a call cancelled meanwhile must not run after all.
+    if (call.signal?.aborted) throw new Error('the call was aborted before it started')
 
     // Stages 4 and 5: around-middleware, then the tool.
     const chain = [...this._middleware]
     const dispatch = async (index: number): Promise<ToolResult> => {
       if (index < chain.length) {
         try {
-          return normalize(await chain[index].fn(call, () => dispatch(index + 1)))
+          let called = false
+          const next = () => {
+            // Running the tool twice for one call would repeat its side effects.
+            if (called) return Promise.reject(new Error('a tools/execute middleware called next() more than once'))
+            called = true
+            return dispatch(index + 1)
+          }
+          return normalize(await chain[index].fn(call, next))
         } catch (error) {
           return errorResult(error)
         }
@@ -208,7 +219,8 @@ export class ToolRegistry extends Service {
       answer = await approval.request({
         callId: call.callId,
         tool: call.name,
-        arguments: call.rawArguments,
+        // What the person approves is exactly what will run: the validated arguments.
+        arguments: call.args,
         reason: decision.reason,
         agent: call.agent,
         signal: call.signal,

@@ -201,11 +201,12 @@ describe('ask and the approval service', () => {
         },
       })
     }
-    const run = () => ctx.tools.execute({ callId: 'c7', name: 'echo', arguments: { command: 'ls', extra: 1 }, agent })
+    const run = (signal?: AbortSignal) =>
+      ctx.tools.execute({ callId: 'c7', name: 'echo', arguments: { command: 'ls', extra: 1 }, agent, signal })
     return { ctx, execute, requests, run }
   }
 
-  it('allowed-once runs the tool; the service sees the call', async () => {
+  it('allowed-once runs the tool; the service sees the call as it will run (unknown keys stripped)', async () => {
     const { execute, requests, run } = setup(async () => 'allowed-once', 'writes files')
     expect(await run()).toEqual({ content: [{ type: 'text', text: 'ran ls' }], isError: false })
     expect(execute).toHaveBeenCalledTimes(1)
@@ -213,10 +214,21 @@ describe('ask and the approval service', () => {
     expect(requests[0]).toMatchObject({
       callId: 'c7',
       tool: 'echo',
-      arguments: { command: 'ls', extra: 1 },
+      arguments: { command: 'ls' },
       reason: 'writes files',
       agent,
     })
+    expect(requests[0].arguments).not.toHaveProperty('extra')
+  })
+
+  it('a call aborted while waiting for approval does not run', async () => {
+    const controller = new AbortController()
+    const { execute, run } = setup(async () => {
+      controller.abort()
+      return 'allowed-once'
+    }, 'slow person')
+    expect(await run(controller.signal)).toEqual(errorOf('the call was aborted before it started'))
+    expect(execute).not.toHaveBeenCalled()
   })
 
   it('rejected, with and without a reason', async () => {
@@ -398,5 +410,31 @@ describe('observers', () => {
       'gone:Error: unknown tool "nope"',
     ])
     expect(errors).toHaveBeenCalledWith('[dsh-tools] result observer failed: log disk full')
+  })
+})
+
+describe('middleware guards', () => {
+  it('a middleware that calls next() twice does not run the tool twice', async () => {
+    const ctx = createContext()
+    const execute = vi.fn((args: { command: string }) => `ran ${args.command}`)
+    ctx.tools.register(echoTool('echo', execute))
+    ctx.tools.useMiddleware(async (_call, next) => {
+      await next()
+      return next()
+    })
+    const result = await ctx.tools.execute({ callId: 'c', name: 'echo', arguments: { command: 'ls' } })
+    expect(result).toEqual({ content: [{ type: 'text', text: 'Error: a tools/execute middleware called next() more than once' }], isError: true })
+    expect(execute).toHaveBeenCalledTimes(1)
+  })
+
+  it('an async observer that rejects harms nothing', async () => {
+    const ctx = createContext()
+    ctx.tools.register(echoTool('echo', (args: { command: string }) => `ran ${args.command}`))
+    ctx.tools.onResult((async () => {
+      throw new Error('observer down')
+    }) as never)
+    const result = await ctx.tools.execute({ callId: 'c', name: 'echo', arguments: { command: 'ls' } })
+    expect(result.isError).toBe(false)
+    await new Promise((resolve) => setTimeout(resolve, 10))
   })
 })
