@@ -28,13 +28,23 @@ interface TaskEntry {
   /** `kill` (or disposal) asked to stop it. */
   stopRequested: boolean
   termination?: Promise<void>
+  /** Removes the listener on the caller's AbortSignal. */
+  detach?: () => void
 }
 
 interface ActiveRun {
-  launched: LaunchedCommand
+  /** Set once the launch succeeded. */
+  launched?: LaunchedCommand
+  /** Set once the launch succeeded: stops the command (TERM, then KILL after the grace period). */
+  stop?: (why: 'timeout' | 'abort' | 'dispose') => void
+  /** Settles when the call is over and everything it launched is released. Never rejects. */
+  finished: Promise<void>
 }
 
 const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref?.())
+
+/** The longest delay a Node.js timer supports; a longer one fires at once. */
+const MAX_TIMER_MS = 2 ** 31 - 1
 
 /**
  * Everything an executor does above "start a process and kill its tree": defaults, timeouts,
@@ -77,6 +87,19 @@ export abstract class ProcessExecutor extends BashExecutor {
   async run(spec: BashExecSpec): Promise<BashRunResult> {
     this._assertUsable(spec)
     if (spec.signal?.aborted) throw new Error('the command was aborted before it started')
+    let markFinished!: () => void
+    // Tracked from before the launch, so that a disposal that starts meanwhile still stops it.
+    const active: ActiveRun = { finished: new Promise<void>((resolve) => (markFinished = resolve)) }
+    this._activeRuns.add(active)
+    try {
+      return await this._run(spec, active)
+    } finally {
+      this._activeRuns.delete(active)
+      markFinished()
+    }
+  }
+
+  private async _run(spec: BashExecSpec, active: ActiveRun): Promise<BashRunResult> {
     const label = `run-${++this._runSeq}`
     const stdout = this._collector(label, 'stdout')
     const stderr = this._collector(label, 'stderr')
@@ -89,20 +112,22 @@ export abstract class ProcessExecutor extends BashExecutor {
       stderr.dispose()
       throw error
     }
-    const active: ActiveRun = { launched }
-    this._activeRuns.add(active)
+    active.launched = launched
     try {
       const streamsClosed = Promise.all([collect(launched.stdout, stdout), collect(launched.stderr, stderr)])
-      let cause: 'timeout' | 'abort' | undefined
+      let cause: 'timeout' | 'abort' | 'dispose' | undefined
       let termination: Promise<void> | undefined
-      const stop = (why: 'timeout' | 'abort') => {
+      const stop = (why: 'timeout' | 'abort' | 'dispose') => {
         cause ??= why
         termination ??= launched.terminate(this.config.graceMs)
       }
-      const timer = setTimeout(() => stop('timeout'), spec.timeoutMs)
+      active.stop = stop
+      const timer = setTimeout(() => stop('timeout'), Math.min(spec.timeoutMs, MAX_TIMER_MS))
       const onAbort = () => stop('abort')
       spec.signal?.addEventListener('abort', onAbort, { once: true })
       if (spec.signal?.aborted) onAbort()
+      // A disposal that began while the command was being launched.
+      if (this._stopped) stop('dispose')
       const exit = await launched.exited
       clearTimeout(timer)
       spec.signal?.removeEventListener('abort', onAbort)
@@ -123,6 +148,7 @@ export abstract class ProcessExecutor extends BashExecutor {
       stderr.end()
       const lost = launched.lostReason?.()
       if (lost) throw new Error(lost)
+      if (cause === 'dispose' || this._stopped) throw new Error('the bash executor was disposed while the command ran')
       const out = stdout.result()
       const err = stderr.result()
       const result: BashRunResult = {
@@ -145,7 +171,6 @@ export abstract class ProcessExecutor extends BashExecutor {
       stderr.dispose()
       throw error
     } finally {
-      this._activeRuns.delete(active)
       await launched.release()
     }
   }
@@ -171,7 +196,12 @@ export abstract class ProcessExecutor extends BashExecutor {
       throw error
     }
     this._tasks.set(id, entry)
-    spec.signal?.addEventListener('abort', () => void this._requestStop(entry), { once: true })
+    if (spec.signal) {
+      const signal = spec.signal
+      const onAbort = () => void this._requestStop(entry)
+      signal.addEventListener('abort', onAbort, { once: true })
+      entry.detach = () => signal.removeEventListener('abort', onAbort)
+    }
     Promise.resolve(launching).then(
       (launched) => this._follow(entry, launched),
       (error: unknown) => this._finish(entry, { exitCode: null, signal: null }, `failed to start: ${messageOf(error)}`),
@@ -226,7 +256,11 @@ export abstract class ProcessExecutor extends BashExecutor {
       this._requestStop(entry)
       waits.push(entry.view.done)
     }
-    for (const run of this._activeRuns) waits.push(run.launched.terminate(this.config.graceMs))
+    for (const run of this._activeRuns) {
+      // A run still launching stops itself once its launch resolves (it sees `_stopped`).
+      run.stop?.('dispose')
+      waits.push(run.finished)
+    }
     await Promise.all(waits)
     for (const entry of this._tasks.values()) {
       entry.stdout.dispose()
@@ -258,11 +292,17 @@ export abstract class ProcessExecutor extends BashExecutor {
     await Promise.race([streamsClosed, delay(this.config.drainMs)])
     launched.stdout.destroy()
     launched.stderr.destroy()
-    await launched.release()
+    try {
+      await launched.release()
+    } catch (error) {
+      // The task is over all the same; a leaked resource must not leave it running forever.
+      console.error(`[dsh-bash] releasing ${entry.view.id} failed:`, error)
+    }
     this._finish(entry, exit, launched.lostReason?.())
   }
 
   private _finish(entry: TaskEntry, exit: ExitFacts, reason?: string): void {
+    entry.detach?.()
     entry.stdout.end()
     entry.stderr.end()
     const killed = entry.stopRequested || exit.signal !== null || reason !== undefined

@@ -95,11 +95,16 @@ export abstract class BashExecutor {
   /** Subclasses call this once per ended background task. Silent during disposal; isolates failures. */
   protected emitTaskDone(task: BashTask): void {
     if (this._disposing) return
+    const report = (error: unknown) => console.error(`[dsh-bash] a task-done listener failed for ${task.id}:`, error)
     for (const listener of [...this._listeners]) {
       try {
-        listener(task)
+        const returned: unknown = listener(task)
+        // An async listener that rejects is a failure like a throw, not an unhandled rejection.
+        if (returned && typeof (returned as PromiseLike<unknown>).then === 'function') {
+          Promise.resolve(returned).catch(report)
+        }
       } catch (error) {
-        console.error(`[dsh-bash] a task-done listener failed for ${task.id}:`, error)
+        report(error)
       }
     }
   }

@@ -1,0 +1,58 @@
+import { mkdtempSync, realpathSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { Context } from 'cordis'
+import type { ConformanceConfig, ConformanceInstance } from '@deepseek-ai/dsh-bash/conformance'
+import { LocalExecutor, type LocalExecutorConfigInput, pidsWithCmdline } from '../src/index.js'
+
+/** Live processes (zombies excluded) whose command line contains `marker`. */
+export async function countProcesses(marker: string): Promise<number> {
+  return pidsWithCmdline(marker).length
+}
+
+/** A private physical directory for a test file; removed by the returned function. */
+export function scratchDir(): { path: string; remove(): void } {
+  const path = realpathSync(mkdtempSync(join(tmpdir(), 'dsh-bash-local-test-')))
+  return { path, remove: () => rmSync(path, { recursive: true, force: true }) }
+}
+
+/** True when this machine lets the local executor use a cgroup per command. */
+export function cgroupAvailable(): boolean {
+  const ctx = new Context()
+  try {
+    const executor = new LocalExecutor(ctx, { containment: 'cgroup' })
+    void executor.shutdown()
+    return true
+  } catch {
+    return false
+  }
+}
+
+export interface LocalInstance extends ConformanceInstance {
+  executor: LocalExecutor
+}
+
+/** A LocalExecutor loaded as a cordis plugin on a fresh root context. */
+export async function createLocal(config: LocalExecutorConfigInput = {}): Promise<LocalInstance> {
+  const ctx = new Context()
+  let error: unknown
+  ctx.on('internal/error', (e: unknown) => {
+    error = e
+  })
+  const fork = ctx.plugin(LocalExecutor, { graceMs: 300, ...config })
+  const executor = ctx.get('bash') as LocalExecutor | undefined
+  if (!executor) throw error ?? new Error('the local executor did not load')
+  return {
+    ctx,
+    executor,
+    async dispose() {
+      fork.dispose()
+      await executor.shutdown()
+    },
+  }
+}
+
+/** The conformance factory for one containment strategy. */
+export function localFactory(containment: LocalExecutorConfigInput['containment']) {
+  return (config?: ConformanceConfig) => createLocal({ containment, ...config })
+}
