@@ -1,0 +1,182 @@
+import { readFileSync, statSync } from 'node:fs'
+import { resolve } from 'node:path'
+import { parseArgs } from 'node:util'
+
+/** A mistake in the command line: printed with the command's usage hint, exit code 2. */
+export class UsageError extends Error {
+  constructor(
+    message: string,
+    readonly command?: string,
+  ) {
+    super(message)
+  }
+}
+
+export const EXECUTORS = ['local', 'sandbox', 'ssh'] as const
+export type ExecutorKind = (typeof EXECUTORS)[number]
+
+/** What every command that builds the tools accepts. */
+export interface CommonOptions {
+  executor: ExecutorKind
+  /** Extra config for the executor plugin (its own keys; `cwd` is set from `workdir`). */
+  executorConfig: Record<string, unknown>
+  /** Absolute workspace directory, if given. */
+  workdir?: string
+  /** A policy file, if given. */
+  policy?: string
+}
+
+export interface McpOptions extends CommonOptions {
+  http?: { host: string; port: number }
+  token?: string
+  allowedOrigins: string[]
+}
+
+export type ReplOptions = CommonOptions
+
+type Spec = NonNullable<Parameters<typeof parseArgs>[0]>['options']
+
+const common = {
+  workdir: { type: 'string' },
+  executor: { type: 'string' },
+  'executor-config': { type: 'string' },
+  policy: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const satisfies Spec
+
+/** Parses flags with `node:util` `parseArgs`, turning its errors into messages that name the flag. */
+function parseFlags<S extends Spec>(command: string, args: string[], options: S) {
+  try {
+    return parseArgs({ args, options, strict: true, allowPositionals: false }).values
+  } catch (error) {
+    throw new UsageError(flagError(error), command)
+  }
+}
+
+function flagError(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error)
+  const code = (error as { code?: string }).code
+  const flag = /'(-[^' ]+)/.exec(message)?.[1]
+  switch (code) {
+    case 'ERR_PARSE_ARGS_UNKNOWN_OPTION':
+      return `unknown flag ${flag ?? message}`
+    case 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL':
+      return `unexpected argument ${JSON.stringify(/'([^']*)'/.exec(message)?.[1] ?? message)}`
+    case 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE':
+      if (message.includes('does not take an argument')) return `${flag}: takes no value`
+      return `${flag}: expected a value`
+    default:
+      return message
+  }
+}
+
+/** `--http HOST:PORT` → host and port (0 picks a free port). IPv6 hosts in brackets: `[::1]:8080`. */
+export function parseHostPort(value: string): { host: string; port: number } {
+  const match = /^(\[[0-9a-fA-F:.]+\]|[^:[\]\s]+):(\d{1,5})$/.exec(value)
+  const port = match ? Number(match[2]) : NaN
+  if (!match || port > 65535) throw new UsageError(`--http: expected HOST:PORT, got ${JSON.stringify(value)}`)
+  const host = match[1].startsWith('[') ? match[1].slice(1, -1) : match[1]
+  return { host, port }
+}
+
+function parseCommon(values: Record<string, unknown>): CommonOptions {
+  const executor = (values.executor as string | undefined) ?? 'local'
+  if (!(EXECUTORS as readonly string[]).includes(executor)) {
+    throw new UsageError(`--executor: expected one of ${EXECUTORS.join(', ')}, got ${JSON.stringify(executor)}`)
+  }
+  const options: CommonOptions = {
+    executor: executor as ExecutorKind,
+    executorConfig: parseExecutorConfig(values['executor-config'] as string | undefined),
+  }
+  const workdir = values.workdir as string | undefined
+  if (workdir !== undefined) {
+    if (workdir === '') throw new UsageError('--workdir: expected a directory, got ""')
+    // A remote executor's workspace is a path over there: it cannot be checked here.
+    options.workdir = executor === 'ssh' ? workdir : resolve(workdir)
+    if (executor !== 'ssh' && !isDirectory(options.workdir)) {
+      throw new UsageError(`--workdir: no such directory ${JSON.stringify(workdir)}`)
+    }
+  }
+  const policy = values.policy as string | undefined
+  if (policy !== undefined) {
+    if (!isFile(resolve(policy))) throw new UsageError(`--policy: no such file ${JSON.stringify(policy)}`)
+    options.policy = resolve(policy)
+  }
+  return options
+}
+
+/** `--executor-config` is a JSON object, or `@FILE` naming a JSON file. */
+function parseExecutorConfig(value: string | undefined): Record<string, unknown> {
+  if (value === undefined) return {}
+  let text = value
+  if (value.startsWith('@')) {
+    try {
+      text = readFileSync(resolve(value.slice(1)), 'utf8')
+    } catch (error) {
+      throw new UsageError(`--executor-config: cannot read ${JSON.stringify(value.slice(1))}: ${(error as Error).message}`)
+    }
+  }
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(text)
+  } catch {
+    throw new UsageError(`--executor-config: expected a JSON object or @FILE, got ${JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}…` : value)}`)
+  }
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) {
+    throw new UsageError('--executor-config: expected a JSON object')
+  }
+  return parsed as Record<string, unknown>
+}
+
+export function parseMcpArgs(args: string[]): McpOptions | 'help' {
+  const values = parseFlags('mcp', args, {
+    ...common,
+    http: { type: 'string' },
+    token: { type: 'string' },
+    'allow-origin': { type: 'string', multiple: true },
+  })
+  if (values.help) return 'help'
+  const options: McpOptions = { ...parseCommon(values), allowedOrigins: [] }
+  if (values.http !== undefined) options.http = parseHostPort(values.http)
+  if (values.token !== undefined) {
+    if (!options.http) throw new UsageError('--token: only used with --http')
+    if (!/^[\x21-\x7e]+$/.test(values.token)) throw new UsageError('--token: expected printable characters without spaces')
+    options.token = values.token
+  }
+  for (const origin of values['allow-origin'] ?? []) {
+    if (!options.http) throw new UsageError('--allow-origin: only used with --http')
+    let parsed: URL | undefined
+    try {
+      parsed = new URL(origin)
+    } catch {
+      // Reported below.
+    }
+    if (!parsed || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') || parsed.origin !== origin) {
+      throw new UsageError(`--allow-origin: expected an origin like http://localhost:6274, got ${JSON.stringify(origin)}`)
+    }
+    options.allowedOrigins.push(origin)
+  }
+  return options
+}
+
+export function parseReplArgs(args: string[]): ReplOptions | 'help' {
+  const values = parseFlags('repl', args, common)
+  if (values.help) return 'help'
+  return parseCommon(values)
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory()
+  } catch {
+    return false
+  }
+}
+
+function isFile(path: string): boolean {
+  try {
+    return statSync(path).isFile()
+  } catch {
+    return false
+  }
+}

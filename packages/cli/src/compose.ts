@@ -1,0 +1,121 @@
+import { Context, Logger } from 'cordis'
+import { Agents } from '@deepseek-ai/dsh-agent'
+import type {} from '@deepseek-ai/dsh-bash'
+import { LocalExecutor } from '@deepseek-ai/dsh-bash-local'
+import { ToolBash } from '@deepseek-ai/dsh-tool-bash'
+import { ToolRegistry } from '@deepseek-ai/dsh-tools'
+import type { CommonOptions, ExecutorKind } from './args.js'
+
+/** A composed application: the tools over one executor. */
+export interface App {
+  ctx: Context
+  /** Kills every task (whole process trees, waiting until they are gone), then unloads everything. Idempotent. */
+  shutdown(): Promise<void>
+}
+
+/** A startup failure that is not a usage error (exit code 1). */
+export class StartupError extends Error {}
+
+/** The packages and exports of the executors that are loaded on demand. */
+const OPTIONAL_EXECUTORS: Record<Exclude<ExecutorKind, 'local'>, { module: string; export: string }> = {
+  sandbox: { module: '@deepseek-ai/dsh-bash-sandbox', export: 'SandboxExecutor' },
+  ssh: { module: '@deepseek-ai/dsh-bash-ssh', export: 'SshExecutor' },
+}
+
+/** The optional policy plugin. */
+const POLICY = { module: '@deepseek-ai/dsh-bash-policy', plugin: 'BashPolicy', load: 'loadPolicyFile' }
+
+type PluginClass = new (ctx: Context, config: Record<string, unknown>) => unknown
+
+/** Sends cordis' log output to stderr: stdout belongs to the MCP stdio transport and to REPL results. */
+export function logToStderr(): void {
+  for (const target of Logger.targets) {
+    target.print = (text: string) => void process.stderr.write(`${text}\n`)
+    target.colors = process.stderr.isTTY ? target.colors : 0
+  }
+}
+
+/** The executor plugin class for a kind; sandbox and SSH are imported on demand. */
+export async function loadExecutor(kind: ExecutorKind): Promise<PluginClass> {
+  if (kind === 'local') return LocalExecutor as unknown as PluginClass
+  const { module, export: name } = OPTIONAL_EXECUTORS[kind]
+  let loaded: Record<string, unknown>
+  try {
+    // A variable specifier: these packages are optional and need not be built.
+    loaded = (await import(module)) as Record<string, unknown>
+  } catch (error) {
+    throw new StartupError(`executor "${kind}" is not available: ${firstLine(error)}`)
+  }
+  const plugin = loaded[name]
+  if (typeof plugin !== 'function') throw new StartupError(`executor "${kind}" is not available: ${module} has no export ${name}`)
+  return plugin as PluginClass
+}
+
+async function loadPolicy(path: string): Promise<{ plugin: unknown; config: unknown }> {
+  let loaded: Record<string, unknown>
+  try {
+    loaded = (await import(POLICY.module)) as Record<string, unknown>
+  } catch (error) {
+    throw new StartupError(`--policy is not available: ${firstLine(error)}`)
+  }
+  const plugin = loaded[POLICY.plugin]
+  const load = loaded[POLICY.load]
+  if (!plugin || typeof load !== 'function') throw new StartupError(`--policy is not available: ${POLICY.module} has no ${POLICY.plugin}/${POLICY.load}`)
+  try {
+    return { plugin, config: await (load as (path: string) => unknown)(path) }
+  } catch (error) {
+    throw new StartupError(`--policy: ${firstLine(error)}`)
+  }
+}
+
+/**
+ * Builds the cordis app: `ctx.tools`, `ctx.agents`, the executor (`ctx.bash`), the three tools, and
+ * the policy when one is given. Plugin failures, which cordis only logs, become a `StartupError`.
+ */
+export async function composeApp(options: CommonOptions): Promise<App> {
+  const Executor = await loadExecutor(options.executor)
+  const policy = options.policy ? await loadPolicy(options.policy) : undefined
+  const ctx = new Context()
+  const errors: string[] = []
+  ctx.on('internal/error', (error: unknown) => void errors.push(firstLine(error)))
+  const base = Logger.levels.base
+  Logger.levels.base = 0 // Startup errors are reported once, below, without a stack trace.
+  try {
+    ctx.plugin(ToolRegistry)
+    ctx.plugin(Agents)
+    const config = { ...options.executorConfig, ...(options.workdir ? { cwd: options.workdir } : {}) }
+    ctx.plugin(Executor as never, config)
+    ctx.plugin(ToolBash)
+    if (policy) ctx.plugin(policy.plugin as never, policy.config as never)
+    await ctx.lifecycle.flush()
+  } finally {
+    Logger.levels.base = base
+  }
+  const app = { ctx, shutdown: once(() => stop(ctx)) }
+  const missing = !ctx.get('bash') ? `executor "${options.executor}"` : !ctx.tools?.get('bash') ? 'the bash tools' : undefined
+  if (missing || errors.length > 0) {
+    await app.shutdown()
+    throw new StartupError(`could not start ${missing ?? 'the tools'}: ${errors.join('; ') || 'unknown error'}`)
+  }
+  return app
+}
+
+async function stop(ctx: Context): Promise<void> {
+  const bash = ctx.get('bash')
+  try {
+    await bash?.shutdown()
+  } catch (error) {
+    process.stderr.write(`dsh-bash: executor shutdown failed: ${firstLine(error)}\n`)
+  }
+  await ctx.stop()
+}
+
+function once(fn: () => Promise<void>): () => Promise<void> {
+  let running: Promise<void> | undefined
+  return () => (running ??= fn())
+}
+
+export function firstLine(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error)
+  return message.split('\n')[0]
+}

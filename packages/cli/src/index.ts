@@ -1,0 +1,5 @@
+export { main, MAIN_HELP } from './cli.js'
+export { parseMcpArgs, parseReplArgs, parseHostPort, UsageError, EXECUTORS, type ExecutorKind, type CommonOptions, type McpOptions, type ReplOptions } from './args.js'
+export { composeApp, loadExecutor, logToStderr, StartupError, type App } from './compose.js'
+export { runMcp, MCP_HELP } from './mcp-command.js'
+export { runRepl, REPL_HELP, REPL_COMMANDS } from './repl.js'

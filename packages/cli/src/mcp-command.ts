@@ -1,0 +1,76 @@
+import type { Context } from 'cordis'
+import { generateToken, type HttpHandle, McpHost, serveHttp, serveStdio, type StdioHandle } from '@deepseek-ai/dsh-mcp'
+import type { McpOptions } from './args.js'
+import { composeApp, StartupError } from './compose.js'
+import { onStopSignals } from './signals.js'
+
+export const MCP_HELP = `Usage: dsh-bash mcp [flags]
+
+Serves the bash tools (bash, bash_output, bash_kill) to MCP clients.
+Without --http it speaks MCP over stdio (one session); stdout carries the protocol.
+
+Flags:
+  --http HOST:PORT        serve Streamable HTTP at http://HOST:PORT/mcp instead of stdio
+                          (PORT 0 picks a free port; the URL is printed on stderr)
+  --token TOKEN           the bearer token HTTP clients must send (default: $DSH_BASH_TOKEN,
+                          else a random token printed on stderr)
+  --allow-origin ORIGIN   also accept browser requests from ORIGIN (repeatable; HTTP only)
+  --workdir DIR           the workspace of every session (default: the client's first root,
+                          else the current directory)
+  --executor KIND         local (default), sandbox or ssh
+  --executor-config JSON  executor settings as a JSON object, or @FILE (e.g. '{"timeoutMs":60000}')
+  --policy FILE           a command policy file (needs @deepseek-ai/dsh-bash-policy)
+  -h, --help              show this help
+
+Stopping the server (stdin closed, SIGINT, SIGTERM) kills every task it started.
+Exit codes: 0 ok, 1 runtime failure, 2 usage error.`
+
+/** Runs `dsh-bash mcp`; resolves with the exit code once the server stopped. */
+export async function runMcp(options: McpOptions): Promise<number> {
+  const app = await composeApp(options)
+  let host: McpHost | undefined
+  let failure: unknown
+  app.ctx.plugin({
+    name: 'dsh-mcp',
+    inject: ['tools', 'agents'],
+    apply(ctx: Context) {
+      try {
+        host = new McpHost(ctx, { cwd: options.workdir, log: (message) => process.stderr.write(`dsh-bash: ${message}\n`) })
+      } catch (error) {
+        failure = error
+      }
+    },
+  })
+  if (!host) {
+    await app.shutdown()
+    throw new StartupError(`could not start the MCP server: ${failure instanceof Error ? failure.message : 'the tools are not loaded'}`)
+  }
+
+  let server: StdioHandle | HttpHandle
+  if (options.http) {
+    const configured = options.token ?? process.env.DSH_BASH_TOKEN ?? undefined
+    const token = configured || generateToken()
+    try {
+      server = await serveHttp(host, { ...options.http, token, allowedOrigins: options.allowedOrigins })
+    } catch (error) {
+      await app.shutdown()
+      throw new StartupError(`--http: cannot listen on ${options.http.host}:${options.http.port}: ${(error as Error).message}`)
+    }
+    process.stderr.write(`dsh-bash: MCP server listening on ${server.url}\n`)
+    if (!configured) process.stderr.write(`dsh-bash: bearer token: ${token}\n`)
+  } else {
+    // Nothing but protocol messages may reach stdout.
+    console.log = console.info = console.debug = (...args: unknown[]) => console.error(...args)
+    server = await serveStdio(host)
+  }
+
+  const stopped = new Promise<string>((resolve) => {
+    server.closed.then(() => resolve('client closed'))
+    onStopSignals((signal) => resolve(signal))
+  })
+  await stopped
+  await host.close()
+  await server.close()
+  await app.shutdown()
+  return 0
+}

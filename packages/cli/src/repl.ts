@@ -1,0 +1,215 @@
+import { randomBytes } from 'node:crypto'
+import { createInterface } from 'node:readline'
+import type { Readable, Writable } from 'node:stream'
+import type { Context } from 'cordis'
+import type { Agent } from '@deepseek-ai/dsh-agent'
+import type { ApprovalDecision, ApprovalRequest, ToolResult } from '@deepseek-ai/dsh-tools'
+import type { ReplOptions } from './args.js'
+import { type App, composeApp, StartupError } from './compose.js'
+import { LineReader } from './lines.js'
+import { onStopSignals } from './signals.js'
+
+export const REPL_HELP = `Usage: dsh-bash repl [flags]
+
+Play the model: type a command and see exactly the text the model would get.
+
+Flags:
+  --workdir DIR           the session's workspace (default: the current directory)
+  --executor KIND         local (default), sandbox or ssh
+  --executor-config JSON  executor settings as a JSON object, or @FILE
+  --policy FILE           a command policy file (needs @deepseek-ai/dsh-bash-policy)
+  -h, --help              show this help
+
+Exit codes: 0 ok, 1 runtime failure, 2 usage error.`
+
+export const REPL_COMMANDS = `Input:
+  COMMAND        run COMMAND in the foreground (bash {command})
+  &COMMAND       start COMMAND in the background (bash {command, run_in_background: true})
+  :output ID     read new output of a background task (bash_output {task_id})
+  :kill ID       stop a background task (bash_kill {task_id})
+  :tasks         list the background tasks
+  :json          toggle showing whole results as JSON ({content, isError})
+  :help          this list
+  :quit          leave (running tasks are killed); so does end of input
+Notices of finished background tasks are printed as "[notice] <text>" when they are injected.`
+
+const DESCRIPTION = 'Run a command typed in the REPL'
+
+interface Io {
+  input: Readable
+  output: Writable
+}
+
+/** Runs `dsh-bash repl`; resolves with the exit code. */
+export async function runRepl(options: ReplOptions, io: Io = { input: process.stdin, output: process.stdout }): Promise<number> {
+  const app = await composeApp(options)
+  const tty = Boolean((io.input as { isTTY?: boolean }).isTTY && (io.output as { isTTY?: boolean }).isTTY)
+  const rl = createInterface({ input: io.input, output: io.output, terminal: tty })
+  const reader = new LineReader(rl)
+  const repl = new Repl(app, rl, reader, io.output, tty)
+  repl.start(options.workdir ?? process.cwd())
+  onStopSignals(() => reader.end())
+  rl.on('SIGINT', () => (repl.busy ? repl.abort() : reader.end()))
+  try {
+    if (tty) io.output.write(`dsh-bash REPL in ${repl.agent.session.header.cwd}. ${':help'} lists the commands.\n`)
+    await repl.loop()
+  } finally {
+    rl.close()
+    const running = app.ctx.get('bash')?.list().filter((task) => task.status === 'running').length ?? 0
+    if (running > 0) process.stderr.write(`dsh-bash: killing ${running} running background task(s)\n`)
+    await app.shutdown()
+  }
+  return 0
+}
+
+class Repl {
+  agent!: Agent
+  busy = false
+  private atPrompt = false
+  private json = false
+  private controller: AbortController | undefined
+  private seq = 0
+
+  constructor(
+    private readonly app: App,
+    private readonly rl: ReturnType<typeof createInterface>,
+    private readonly reader: LineReader,
+    private readonly out: Writable,
+    private readonly tty: boolean,
+  ) {}
+
+  /** Creates the session's agent and the approval service (a y/n prompt). */
+  start(cwd: string): void {
+    let failure: unknown
+    this.app.ctx.plugin({
+      name: 'dsh-repl',
+      inject: ['tools', 'agents'],
+      apply: (ctx: Context) => {
+        try {
+          this.agent = ctx.agents.create({ id: 'repl', session: { id: randomBytes(18).toString('base64url'), cwd } })
+          this.agent.onInject((entry) => {
+            for (const block of entry.content) this.notice(`[notice] ${block.text}`)
+            this.agent.takeInjected()
+          })
+          ctx.set('approval', { request: (request: ApprovalRequest) => this.approve(request) })
+        } catch (error) {
+          failure = error
+        }
+      },
+    })
+    if (!this.agent) throw new StartupError(`could not start the REPL: ${failure instanceof Error ? failure.message : 'the tools are not loaded'}`)
+  }
+
+  async loop(): Promise<void> {
+    for (;;) {
+      if (this.tty) this.rl.prompt()
+      this.atPrompt = true
+      const line = await this.reader.next()
+      this.atPrompt = false
+      if (line === null) return
+      if (!(await this.handle(line.trim()))) return
+    }
+  }
+
+  abort(): void {
+    this.controller?.abort()
+  }
+
+  /** Handles one input line; false means quit. */
+  private async handle(line: string): Promise<boolean> {
+    if (line === '') return true
+    if (!line.startsWith(':')) {
+      const background = line.startsWith('&')
+      const command = background ? line.slice(1).trim() : line
+      if (command === '') return this.say('nothing to run after "&"'), true
+      await this.call('bash', background ? { command, description: DESCRIPTION, run_in_background: true } : { command, description: DESCRIPTION })
+      return true
+    }
+    const [name, ...rest] = line.split(/\s+/)
+    const arg = rest.join(' ')
+    switch (name) {
+      case ':quit':
+      case ':q':
+      case ':exit':
+        return false
+      case ':help':
+        this.say(REPL_COMMANDS)
+        return true
+      case ':json':
+        this.json = !this.json
+        this.say(`showing ${this.json ? 'whole results as JSON' : 'result texts'}`)
+        return true
+      case ':tasks':
+        this.say(this.tasks())
+        return true
+      case ':output':
+      case ':kill':
+        if (!arg) return this.say(`${name} needs a task id, e.g. ${name} bash-1`), true
+        await this.call(name === ':output' ? 'bash_output' : 'bash_kill', { task_id: arg })
+        return true
+      default:
+        this.say(`unknown REPL command ${name}; :help lists them`)
+        return true
+    }
+  }
+
+  private async call(name: string, args: Record<string, unknown>): Promise<void> {
+    this.controller = new AbortController()
+    this.busy = true
+    let result: ToolResult
+    try {
+      result = await this.app.ctx.tools.execute({ callId: `repl-${++this.seq}`, name, arguments: args, agent: this.agent, signal: this.controller.signal })
+    } finally {
+      this.busy = false
+      this.controller = undefined
+    }
+    if (this.json) this.print(JSON.stringify(result))
+    else for (const block of result.content) this.print(block.text)
+  }
+
+  private tasks(): string {
+    const bash = this.app.ctx.get('bash')
+    const tasks = bash?.list() ?? []
+    if (tasks.length === 0) return '(no background tasks)'
+    return tasks
+      .map((task) => {
+        const status = task.status === 'completed' ? `completed, exit code ${task.exitCode}` : task.status === 'killed' ? `killed${task.signal ? ` by ${task.signal}` : ''}` : 'running'
+        return `${task.id}  ${status}  ${task.command.split('\n')[0]}`
+      })
+      .join('\n')
+  }
+
+  private async approve(request: ApprovalRequest): Promise<ApprovalDecision> {
+    const args = request.arguments ?? {}
+    const what = typeof args.command === 'string' ? `${request.tool}: ${args.command}` : `${request.tool} ${JSON.stringify(args)}`
+    this.print(`approval needed for ${what}${request.reason ? `\nreason: ${request.reason}` : ''}`)
+    this.out.write('allow once? [y/N] ')
+    const answer = await Promise.race([
+      this.reader.next(),
+      new Promise<'aborted'>((resolve) => request.signal?.addEventListener('abort', () => resolve('aborted'), { once: true })),
+    ])
+    if (answer === null || answer === 'aborted') {
+      this.out.write('\n')
+      return 'cancelled'
+    }
+    return /^\s*y(es)?\s*$/i.test(answer) ? 'allowed-once' : 'rejected'
+  }
+
+  /** Prints REPL messages (not model text). */
+  private say(text: string): void {
+    this.print(text)
+  }
+
+  /** Prints text on its own line(s). */
+  private print(text: string): void {
+    this.out.write(text.endsWith('\n') ? text : `${text}\n`)
+  }
+
+  /** Prints an asynchronous notice, keeping an interactive prompt and what was typed intact. */
+  private notice(text: string): void {
+    if (!(this.tty && this.atPrompt)) return this.print(text)
+    this.out.write('\r\x1b[K')
+    this.print(text)
+    this.rl.prompt(true)
+  }
+}

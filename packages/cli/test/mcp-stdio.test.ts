@@ -1,0 +1,208 @@
+import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import { type CallToolResult, ListRootsRequestSchema, type ProgressNotification } from '@modelcontextprotocol/sdk/types.js'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { z } from 'zod'
+import {
+  BASH_DESCRIPTION,
+  BASH_KILL_DESCRIPTION,
+  BASH_OUTPUT_DESCRIPTION,
+  bashParameters,
+  taskParameters,
+} from '@deepseek-ai/dsh-tool-bash'
+import { bash, call, isAlive, marker, pidsWith, ROOT, type StdioServer, startStdio, waitFor } from './helpers.js'
+
+const LEFTOVER = '[stopped 1 leftover process(es); use run_in_background for servers and watchers]'
+const schema = (parameters: z.ZodType) => z.toJSONSchema(parameters, { io: 'input', unrepresentable: 'any' })
+const notice = (id: string, status: string) => `background bash task ${id} finished ${status}. Read its output with bash_output.`
+
+describe('dsh-bash mcp over stdio (real server process, SDK client)', () => {
+  let server: StdioServer
+  let dir: string
+
+  beforeAll(async () => {
+    dir = realpathSync(mkdtempSync(join(tmpdir(), 'dsh-e2e-stdio-')))
+    server = await startStdio()
+  })
+  afterAll(async () => {
+    await server?.close()
+    rmSync(dir, { recursive: true, force: true })
+  })
+
+  it('the first background task is bash-1; bash_output reads it as the contract says; the notice comes once', async () => {
+    const c = server.client
+    const s1 = join(dir, 's1')
+    const s2 = join(dir, 's2')
+    const started = await bash(c, `echo first; touch ${s1}; while [ ! -e ${s2} ]; do sleep 0.05; done`, { run_in_background: true })
+    expect(started).toEqual({ texts: ['started background task bash-1'], isError: false })
+    await waitFor('the task to print', () => existsSync(s1))
+    expect(await call(c, 'bash_output', { task_id: 'bash-1' })).toEqual({ texts: ['first\n[status: running]'], isError: false })
+
+    writeFileSync(s2, '')
+    const text = notice('bash-1', '[status: completed, exit code: 0]')
+    await waitFor('the logging message', () => server.logs.includes(text))
+    // The next tool result carries the notice as a separate block, once.
+    expect(await call(c, 'bash_output', { task_id: 'bash-1' })).toEqual({
+      texts: ['(no new output)\n[status: completed, exit code: 0]', text],
+      isError: false,
+    })
+    expect(await bash(c, 'echo again')).toEqual({ texts: ['again\n'], isError: false })
+    expect(server.logs.filter((log) => log === text)).toHaveLength(1)
+  })
+
+  it('tools/list gives exactly the three tools with their JSON schemas', async () => {
+    const { tools } = await server.client.listTools()
+    expect(tools.map((tool) => tool.name)).toEqual(['bash', 'bash_output', 'bash_kill'])
+    expect(tools[0]).toMatchObject({ description: BASH_DESCRIPTION, inputSchema: schema(bashParameters) })
+    expect(tools[1]).toMatchObject({ description: BASH_OUTPUT_DESCRIPTION, inputSchema: schema(taskParameters) })
+    expect(tools[2]).toMatchObject({ description: BASH_KILL_DESCRIPTION, inputSchema: schema(taskParameters) })
+    expect(tools[0].inputSchema.required).toEqual(['command', 'description'])
+  })
+
+  it.each([
+    ['echo hello', {}, 'hello\n'],
+    ['true', {}, '(no output)'],
+    ['echo out; echo err >&2', {}, 'out\n[stderr]\nerr\n'],
+    ['printf out; printf err >&2', {}, 'out\n[stderr]\nerr'],
+    ['echo failing; exit 3', {}, 'failing\n[exit code: 3]'],
+    ['sleep 60', { timeoutMs: 300 }, '(no output)\n[timed out after 300ms]\n[killed by signal: SIGTERM]'],
+    ['kill -9 $$', {}, '(no output)\n[killed by signal: SIGKILL]'],
+    ['sleep 100 & echo started', {}, `started\n${LEFTOVER}`],
+  ])('bash %j → the contract text, isError false', async (command, extra, expected) => {
+    expect(await bash(server.client, command, extra)).toEqual({ texts: [expected], isError: false })
+  })
+
+  it('a long output keeps its tail and names the complete spill file', async () => {
+    const { texts, isError } = await bash(server.client, 'seq 1 200000')
+    expect(isError).toBe(false)
+    const match = /^([\s\S]*)\n\[output truncated; full output: (\/.*dsh-bash-.*-stdout\.log)\]$/.exec(texts[0])
+    expect(match).not.toBeNull()
+    const full = `${Array.from({ length: 200000 }, (_, i) => i + 1).join('\n')}\n`
+    const tail = match![1]
+    expect(Buffer.byteLength(tail)).toBeLessThanOrEqual(64000)
+    expect(Buffer.byteLength(tail)).toBeGreaterThan(63000)
+    expect(full.endsWith(tail)).toBe(true)
+    expect(readFileSync(match![2], 'utf8')).toBe(full)
+  })
+
+  it.each([
+    ['bash', { command: '   ', description: 'blank' }, 'Error: invalid command: expected a non-empty string'],
+    ['bash', { command: 'x', description: ' ' }, 'Error: invalid description: expected a non-empty string'],
+    ['bash', { command: 'x', description: 'd', timeoutMs: -5 }, 'Error: invalid timeoutMs: expected a positive number, got -5'],
+    ['bash', { description: 'no command' }, 'Error: invalid arguments: missing required property "command"'],
+    ['bash_output', { task_id: 'bash-99' }, 'Error: unknown bash task "bash-99"'],
+    ['bash_kill', { task_id: 'bash-99' }, 'Error: unknown bash task "bash-99"'],
+    ['nope', {}, 'Error: unknown tool "nope"'],
+  ])('%s %j → %j with isError true', async (name, args, expected) => {
+    expect(await call(server.client, name, args)).toEqual({ texts: [expected], isError: true })
+  })
+
+  it('bash_kill twice: killed, then already finished (the kill notice rides on the first result)', async () => {
+    const c = server.client
+    const { texts } = await bash(c, 'sleep 300', { run_in_background: true })
+    const id = /started background task (bash-\d+)/.exec(texts[0])![1]
+    const first = await call(c, 'bash_kill', { task_id: id })
+    expect(first.isError).toBe(false)
+    expect(first.texts[0]).toBe(`killed background task ${id}`)
+    expect(await call(c, 'bash_kill', { task_id: id })).toEqual({ texts: [`task ${id} had already finished`], isError: false })
+    await call(c, 'bash', { command: 'true', description: 'drain notices' })
+    const note = notice(id, '[status: killed by SIGTERM]')
+    expect(server.logs.filter((log) => log === note)).toHaveLength(1)
+    expect(first.texts.slice(1)).toEqual([note])
+  })
+
+  it('env and stdin keys from the model have no effect', async () => {
+    expect(await bash(server.client, 'echo "[$DSH_X]"; cat', { env: { DSH_X: 'set' }, stdin: 'data' })).toEqual({
+      texts: ['[]\n'],
+      isError: false,
+    })
+  })
+
+  it('sends progress notifications (elapsed time) for a long foreground call with a progress token', async () => {
+    const progress: ProgressNotification['params'][] = []
+    const result = (await server.client.callTool(
+      { name: 'bash', arguments: { command: 'sleep 2.6; echo slow', description: 'A slow command' } },
+      undefined,
+      { onprogress: (p) => void progress.push(p) },
+    )) as CallToolResult
+    expect(result.content).toEqual([{ type: 'text', text: 'slow\n' }])
+    expect(progress.length).toBeGreaterThanOrEqual(1)
+    expect(progress[0].message).toMatch(/^running for \d+s$/)
+    for (let i = 1; i < progress.length; i++) expect(progress[i].progress).toBeGreaterThan(progress[i - 1].progress)
+  })
+
+  it('runs in the server cwd by default', async () => {
+    expect(await bash(server.client, 'pwd')).toEqual({ texts: [`${ROOT}\n`], isError: false })
+  })
+})
+
+describe('dsh-bash mcp: the session workspace', () => {
+  it('--workdir sets the cwd of the session; a relative workdir resolves against it', async () => {
+    const dir = realpathSync(mkdtempSync(join(tmpdir(), 'dsh-e2e-wd-')))
+    const server = await startStdio(['--workdir', dir])
+    try {
+      expect(await bash(server.client, 'pwd')).toEqual({ texts: [`${dir}\n`], isError: false })
+      expect(await bash(server.client, 'mkdir -p sub && cd sub && pwd')).toEqual({ texts: [`${dir}/sub\n`], isError: false })
+      expect(await bash(server.client, 'pwd', { workdir: 'sub' })).toEqual({ texts: [`${dir}/sub\n`], isError: false })
+    } finally {
+      await server.close()
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
+  it("without --workdir, the client's first root is the cwd", async () => {
+    const dir = realpathSync(mkdtempSync(join(tmpdir(), 'dsh-e2e-root-')))
+    const server = await startStdio([], { capabilities: { roots: {} } })
+    // Registered after connect: the server asks only at the first tool call.
+    server.client.setRequestHandler(ListRootsRequestSchema, () => ({
+      roots: [{ uri: pathToFileURL(dir).href, name: 'project' }, { uri: 'file:///', name: 'other' }],
+    }))
+    try {
+      expect(await bash(server.client, 'pwd')).toEqual({ texts: [`${dir}\n`], isError: false })
+    } finally {
+      await server.close()
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+})
+
+describe('dsh-bash mcp over stdio: stopping leaves no process behind', () => {
+  async function startWithTasks() {
+    const server = await startStdio()
+    const tag = marker()
+    // A background task with a child that double-forks away, and a foreground call still running.
+    await bash(server.client, `(exec -a ${tag} sleep 300 &); exec -a ${tag} sleep 300`, { run_in_background: true })
+    const foreground = bash(server.client, `exec -a ${tag} sleep 300`).catch(() => undefined)
+    await waitFor('the marked processes', () => pidsWith(tag).length === 3)
+    return { server, tag, foreground }
+  }
+
+  it('closing the client (stdin ends) kills every task and the server exits', async () => {
+    const { server, tag } = await startWithTasks()
+    const pid = server.pid
+    await server.close()
+    await waitFor('the server to exit', () => !isAlive(pid))
+    await waitFor('the tasks to be gone', () => pidsWith(tag).length === 0)
+    expect(pidsWith(tag)).toEqual([])
+  })
+
+  it('SIGTERM to the server kills every task and the server exits', async () => {
+    const { server, tag } = await startWithTasks()
+    const pid = server.pid
+    process.kill(pid, 'SIGTERM')
+    await waitFor('the server to exit', () => !isAlive(pid))
+    expect(pidsWith(tag)).toEqual([])
+    await server.close()
+  })
+
+  it('SIGINT to the server does the same', async () => {
+    const { server, tag } = await startWithTasks()
+    const pid = server.pid
+    process.kill(pid, 'SIGINT')
+    await waitFor('the server to exit', () => !isAlive(pid))
+    expect(pidsWith(tag)).toEqual([])
+    await server.close()
+  })
+})

@@ -1,0 +1,90 @@
+import { isAbsolute, resolve } from 'node:path'
+import type { Context } from 'cordis'
+import type {} from '@deepseek-ai/dsh-agent'
+import type {} from '@deepseek-ai/dsh-bash'
+import type { ApprovalDecision, ApprovalRequest, ApprovalService } from '@deepseek-ai/dsh-tools'
+import { McpSession, type SessionOptions } from './session.js'
+
+export interface McpHostOptions {
+  /** Server name announced to clients. Default `dsh-bash`. */
+  name?: string
+  /** Server version announced to clients. Default `0.1.0`. */
+  version?: string
+  /**
+   * The workspace of every session. Unset: the client's first root (when it supports roots and the
+   * root is a directory here), else `process.cwd()`.
+   */
+  cwd?: string
+  /** Progress notification interval for calls with a progress token (ms). Default 1000. */
+  progressIntervalMs?: number
+  /** How long to wait for the client's answer to `roots/list` (ms). Default 5000. */
+  rootsTimeoutMs?: number
+  /** Register the routing approval service as `ctx.approval`. Default true. */
+  approval?: boolean
+  /** Where diagnostics go. Default: stderr. */
+  log?: (message: string) => void
+}
+
+/**
+ * Serves `ctx.tools` to MCP clients: creates one `McpSession` (SDK server + agent) per client
+ * connection, and routes the pipeline's `ask`s to the session of the call as elicitations.
+ *
+ * `ctx` must provide `tools` and `agents` (and `bash` for the tools to exist); build the host inside a
+ * plugin that injects them, so its agents and approval service are undone with that plugin.
+ */
+export class McpHost {
+  private readonly _sessions = new Set<McpSession>()
+  private readonly _options: SessionOptions
+  private _seq = 0
+  private _closed = false
+
+  constructor(
+    private readonly ctx: Context,
+    options: McpHostOptions = {},
+  ) {
+    const log = options.log ?? ((message: string) => process.stderr.write(`dsh-mcp: ${message}\n`))
+    if (options.cwd !== undefined && !isAbsolute(options.cwd)) throw new Error(`cwd must be an absolute path, got ${JSON.stringify(options.cwd)}`)
+    const interval = options.progressIntervalMs ?? 1000
+    if (!(Number.isFinite(interval) && interval > 0)) throw new Error(`progressIntervalMs must be a positive number, got ${JSON.stringify(interval)}`)
+    this._options = {
+      name: options.name ?? 'dsh-bash',
+      version: options.version ?? '0.1.0',
+      cwd: options.cwd,
+      fallbackCwd: resolve(process.cwd()),
+      progressIntervalMs: interval,
+      rootsTimeoutMs: options.rootsTimeoutMs ?? 5000,
+      log,
+    }
+    if (options.approval !== false) {
+      const service: ApprovalService = { request: (request) => this.approve(request) }
+      ctx.set('approval', service)
+    }
+  }
+
+  /** The live sessions. */
+  get sessions(): McpSession[] {
+    return [...this._sessions]
+  }
+
+  /** A new session; connect `session.server` to a transport. */
+  createSession(): McpSession {
+    if (this._closed) throw new Error('the MCP host is closed')
+    const session = new McpSession(this.ctx, this._options, `s${++this._seq}`, (s) => this._sessions.delete(s))
+    this._sessions.add(session)
+    return session
+  }
+
+  /** Routes an approval to the session whose agent made the call; no such session → `unavailable`. */
+  async approve(request: ApprovalRequest): Promise<ApprovalDecision> {
+    const owner = request.agent?.session?.header?.id
+    const session = owner === undefined ? undefined : [...this._sessions].find((s) => s.token === owner)
+    if (!session) return 'unavailable'
+    return session.approve(request)
+  }
+
+  /** Closes every session (their tasks are killed). Idempotent. */
+  async close(): Promise<void> {
+    this._closed = true
+    await Promise.all([...this._sessions].map((session) => session.close()))
+  }
+}

@@ -1,0 +1,211 @@
+import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto'
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
+import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js'
+import type { McpHost } from './host.js'
+import type { McpSession } from './session.js'
+
+export interface HttpOptions {
+  /** Address to bind. Default `127.0.0.1`. */
+  host?: string
+  /** Port; 0 picks a free one. */
+  port: number
+  /** The bearer token every request must carry (`Authorization: Bearer <token>`). */
+  token: string
+  /** Origins allowed besides this server's own (e.g. `http://localhost:6274` for a browser-based client). */
+  allowedOrigins?: string[]
+  /** Extra values accepted in the `Host` header (names this server is reached by). */
+  allowedHosts?: string[]
+  /** Largest accepted request body (bytes). Default 16 MiB. */
+  maxBodyBytes?: number
+}
+
+export interface HttpHandle {
+  /** `http://host:port/mcp` */
+  url: string
+  port: number
+  /** Resolves when the server closed (after `close()`). */
+  closed: Promise<void>
+  /** Stops listening, closes every session (their tasks are killed) and every connection. Idempotent. */
+  close(): Promise<void>
+}
+
+/** The endpoint path. */
+export const MCP_PATH = '/mcp'
+
+/** A random bearer token (URL-safe, 256 bits). */
+export function generateToken(): string {
+  return randomBytes(32).toString('base64url')
+}
+
+const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1', '[::1]'])
+const WILDCARD = new Set(['0.0.0.0', '::', '[::]'])
+
+/** True for a bind address reachable only from this machine. */
+export function isLoopback(host: string): boolean {
+  return LOOPBACK.has(host) || /^127\.\d+\.\d+\.\d+$/.test(host)
+}
+
+/**
+ * Streamable HTTP at `/mcp`: one SDK transport and one `McpSession` per MCP session (the
+ * `Mcp-Session-Id` header). Every request passes, in this order: the path (404), the `Host` header
+ * against DNS rebinding (403), the `Origin` header (403 for a foreign origin), the bearer token (401).
+ */
+export async function serveHttp(host: McpHost, options: HttpOptions): Promise<HttpHandle> {
+  const bind = options.host ?? '127.0.0.1'
+  if (typeof options.token !== 'string' || options.token === '') throw new Error('a bearer token is required')
+  const maxBody = options.maxBodyBytes ?? 16 * 1024 * 1024
+  const expected = digest(options.token)
+  const sessions = new Map<string, { transport: StreamableHTTPServerTransport; session: McpSession }>()
+  let port = 0
+
+  const allowedHosts = (): Set<string> | undefined => {
+    // A wildcard bind has no single name to check against: only the token protects it.
+    if (WILDCARD.has(bind)) return undefined
+    const names = new Set<string>([bracket(bind), ...(options.allowedHosts ?? [])])
+    if (isLoopback(bind)) for (const name of ['127.0.0.1', 'localhost', '[::1]']) names.add(name)
+    const withPort = new Set<string>()
+    for (const name of names) {
+      withPort.add(`${name}:${port}`)
+      if (port === 80) withPort.add(name)
+    }
+    return withPort
+  }
+
+  const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    const url = new URL(req.url ?? '/', 'http://localhost')
+    if (url.pathname !== MCP_PATH) return reply(res, 404, `not found: the MCP endpoint is ${MCP_PATH}`)
+    const hosts = allowedHosts()
+    const hostHeader = (req.headers.host ?? '').toLowerCase()
+    if (hosts && !hosts.has(hostHeader)) return reply(res, 403, `forbidden: Host header ${JSON.stringify(hostHeader)} is not this server`)
+    const origin = req.headers.origin
+    if (origin !== undefined && !originAllowed(origin, hostHeader, hosts, options.allowedOrigins ?? [])) {
+      return reply(res, 403, `forbidden: Origin ${JSON.stringify(origin)} is not allowed`)
+    }
+    if (!authorized(req.headers.authorization, expected)) {
+      res.setHeader('WWW-Authenticate', 'Bearer realm="dsh-bash"')
+      return reply(res, 401, 'unauthorized: a valid bearer token is required')
+    }
+
+    const sessionId = header(req, 'mcp-session-id')
+    if (sessionId !== undefined) {
+      const entry = sessions.get(sessionId)
+      if (!entry) return reply(res, 404, 'session not found', -32001)
+      const body = req.method === 'POST' ? await readJson(req, res, maxBody) : undefined
+      if (body === INVALID) return
+      return entry.transport.handleRequest(req, res, body)
+    }
+    if (req.method !== 'POST') return reply(res, 400, 'bad request: no Mcp-Session-Id header', -32000)
+    const body = await readJson(req, res, maxBody)
+    if (body === INVALID) return
+    if (!isInitializeRequest(body)) return reply(res, 400, 'bad request: no Mcp-Session-Id header and not an initialize request', -32000)
+
+    const session = host.createSession()
+    const transport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      onsessioninitialized: (id) => {
+        sessions.set(id, { transport, session })
+      },
+    })
+    const previous = session.server.onclose
+    session.server.onclose = () => {
+      if (transport.sessionId) sessions.delete(transport.sessionId)
+      previous?.()
+    }
+    await session.server.connect(transport)
+    await transport.handleRequest(req, res, body)
+    if (!transport.sessionId || !sessions.has(transport.sessionId)) await session.close()
+  }
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((error) => {
+      if (!res.headersSent) reply(res, 500, `internal error: ${error instanceof Error ? error.message : String(error)}`, -32603)
+      else res.end()
+    })
+  })
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject)
+    server.listen(options.port, bind, () => {
+      server.off('error', reject)
+      resolve()
+    })
+  })
+  port = (server.address() as AddressInfo).port
+
+  let closing: Promise<void> | undefined
+  let done!: () => void
+  const closed = new Promise<void>((resolve) => (done = resolve))
+  const close = () => {
+    closing ??= (async () => {
+      const stopped = new Promise<void>((resolve) => server.close(() => resolve()))
+      await Promise.all([...sessions.values()].map(({ session }) => session.close()))
+      sessions.clear()
+      server.closeAllConnections()
+      await stopped
+      done()
+    })()
+    return closing
+  }
+  return { url: `http://${bracket(bind)}:${port}${MCP_PATH}`, port, closed, close }
+}
+
+const INVALID = Symbol('invalid')
+
+async function readJson(req: IncomingMessage, res: ServerResponse, max: number): Promise<unknown> {
+  const chunks: Buffer[] = []
+  let size = 0
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length
+    if (size > max) {
+      reply(res, 413, `request body larger than ${max} bytes`, -32600)
+      req.destroy()
+      return INVALID
+    }
+    chunks.push(chunk as Buffer)
+  }
+  try {
+    return JSON.parse(Buffer.concat(chunks).toString('utf8'))
+  } catch {
+    reply(res, 400, 'parse error: the body is not valid JSON', -32700)
+    return INVALID
+  }
+}
+
+function originAllowed(origin: string, hostHeader: string, hosts: Set<string> | undefined, extra: string[]): boolean {
+  if (extra.includes(origin)) return true
+  let parsed: URL
+  try {
+    parsed = new URL(origin)
+  } catch {
+    return false // includes "null"
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return false
+  const host = parsed.host.toLowerCase()
+  // Same origin as this server (the name the request came in by, which passed the Host check).
+  return hosts ? hosts.has(host) && host === hostHeader : host === hostHeader
+}
+
+function authorized(value: string | undefined, expected: Buffer): boolean {
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(value ?? '')
+  if (!match) return false
+  return timingSafeEqual(digest(match[1]), expected)
+}
+
+function digest(value: string): Buffer {
+  return createHash('sha256').update(value, 'utf8').digest()
+}
+
+function header(req: IncomingMessage, name: string): string | undefined {
+  const value = req.headers[name]
+  return Array.isArray(value) ? value[0] : value
+}
+
+function bracket(host: string): string {
+  return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host
+}
+
+function reply(res: ServerResponse, status: number, message: string, code = -32000): void {
+  res.writeHead(status, { 'Content-Type': 'application/json' })
+  res.end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }))
+}

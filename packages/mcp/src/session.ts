@@ -1,0 +1,246 @@
+import { randomBytes } from 'node:crypto'
+import { statSync } from 'node:fs'
+import { isAbsolute } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import type { Context } from 'cordis'
+import type { Agent } from '@deepseek-ai/dsh-agent'
+import type { ApprovalDecision, ApprovalRequest, ToolContent } from '@deepseek-ai/dsh-tools'
+import { Server } from '@modelcontextprotocol/sdk/server/index.js'
+import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js'
+import {
+  CallToolRequestSchema,
+  type CallToolResult,
+  ListToolsRequestSchema,
+  type ListToolsResult,
+  type ServerNotification,
+  type ServerRequest,
+} from '@modelcontextprotocol/sdk/types.js'
+import { approvalMessage, approvalSchema, decisionOf } from './elicit.js'
+
+type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>
+
+/** Options shared by every session of a host. */
+export interface SessionOptions {
+  /** Server name and version announced to clients. */
+  name: string
+  version: string
+  /** Fixed workspace for every session (absolute). Unset: the client's first root, else `fallbackCwd`. */
+  cwd?: string
+  /** The workspace when neither `cwd` nor a usable root is there. */
+  fallbackCwd: string
+  /** Interval of progress notifications for calls that carry a progress token (ms). */
+  progressIntervalMs: number
+  /** How long to wait for the client's `roots/list` answer (ms). */
+  rootsTimeoutMs: number
+  /** Diagnostics (never stdout: stdio MCP uses it). */
+  log(message: string): void
+}
+
+/**
+ * One MCP session = one agent session: an SDK `Server` bound to one transport, and the agent whose
+ * `session.header.id` (a random owner token) stamps every task this client starts.
+ */
+export class McpSession {
+  /** The low-level SDK server of this session; connect it to one transport. */
+  readonly server: Server
+  /** The owner token of this session's tasks (the agent's `session.header.id`). Never sent to the client. */
+  readonly token = randomBytes(18).toString('base64url')
+  /** A short label for logs. */
+  readonly label: string
+  private _agent: Agent | undefined
+  private _agentPromise: Promise<Agent> | undefined
+  private _unlisten: (() => void) | undefined
+  private _closed = false
+  private readonly _calls = new Map<string, Extra>()
+  private _seq = 0
+
+  constructor(
+    private readonly ctx: Context,
+    private readonly options: SessionOptions,
+    label: string,
+    private readonly onClose: (session: McpSession) => void,
+  ) {
+    this.label = label
+    this.server = new Server(
+      { name: options.name, version: options.version },
+      { capabilities: { tools: {}, logging: {} } },
+    )
+    this.server.setRequestHandler(ListToolsRequestSchema, () => this.listTools())
+    this.server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
+      this.callTool(request.params.name, request.params.arguments, extra),
+    )
+    this.server.onclose = () => void this.close()
+  }
+
+  /** The session's agent, once the first tool call created it. */
+  get agent(): Agent | undefined {
+    return this._agent
+  }
+
+  get closed(): boolean {
+    return this._closed
+  }
+
+  /** `tools/list`: exactly the registry's published schemas. */
+  listTools(): ListToolsResult {
+    const tools = this.ctx.get('tools')?.schemas() ?? []
+    return {
+      tools: tools.map((tool) => ({
+        name: tool.name,
+        description: tool.description,
+        inputSchema: tool.parameters as ListToolsResult['tools'][number]['inputSchema'],
+      })),
+    }
+  }
+
+  /** `tools/call`: through `ctx.tools.execute` with this session's agent; pending notices ride along. */
+  async callTool(name: string, args: unknown, extra: Extra): Promise<CallToolResult> {
+    if (this._closed) return errorResult('the MCP session is closed')
+    const tools = this.ctx.get('tools')
+    if (!tools) return errorResult('the tools are not available (the server is shutting down)')
+    let agent: Agent
+    try {
+      agent = await this.ensureAgent(extra)
+    } catch (error) {
+      return errorResult(error instanceof Error ? error.message : String(error))
+    }
+    const callId = `${this.label}-${++this._seq}`
+    this._calls.set(callId, extra)
+    const stopProgress = this.startProgress(extra)
+    try {
+      const result = await tools.execute({ callId, name, arguments: args ?? {}, agent, signal: extra.signal })
+      // A cancelled request gets no response: keep the notices for the next result.
+      const notices = extra.signal.aborted ? [] : this.takeNotices()
+      return { content: [...result.content, ...notices].map(copyBlock), isError: result.isError }
+    } finally {
+      stopProgress()
+      this._calls.delete(callId)
+    }
+  }
+
+  /** The approval service of this session: a yes/no elicitation when the client supports forms. */
+  async approve(request: ApprovalRequest): Promise<ApprovalDecision> {
+    if (this._closed) return 'unavailable'
+    const elicitation = this.server.getClientCapabilities()?.elicitation
+    if (!elicitation?.form) return 'unavailable'
+    const extra = this._calls.get(request.callId)
+    try {
+      const result = await this.server.elicitInput(
+        { mode: 'form', message: approvalMessage(request), requestedSchema: approvalSchema },
+        { relatedRequestId: extra?.requestId, signal: request.signal ?? extra?.signal },
+      )
+      return decisionOf(result)
+    } catch (error) {
+      if (request.signal?.aborted || extra?.signal.aborted) return 'cancelled'
+      this.options.log(`${this.label}: elicitation failed: ${error instanceof Error ? error.message : String(error)}`)
+      return 'unavailable'
+    }
+  }
+
+  /** Creates the agent on first use; its cwd comes from the options, the client's first root, or the fallback. */
+  ensureAgent(extra?: Extra): Promise<Agent> {
+    this._agentPromise ??= this.createAgent(extra)
+    return this._agentPromise
+  }
+
+  private async createAgent(extra?: Extra): Promise<Agent> {
+    const cwd = this.options.cwd ?? (await this.rootCwd(extra)) ?? this.options.fallbackCwd
+    if (this._closed) throw new Error('the MCP session is closed')
+    const agents = this.ctx.get('agents')
+    if (!agents) throw new Error('the agents service is not available (the server is shutting down)')
+    const agent = agents.create({ id: `mcp-${this.label}`, session: { id: this.token, cwd } })
+    this._agent = agent
+    this._unlisten = agent.onInject((entry) => {
+      const text = entry.content.map((block) => block.text).join('\n')
+      // At once, for clients that show log messages; the block on the next tool result is the durable copy.
+      this.server.sendLoggingMessage({ level: 'notice', logger: 'dsh-bash', data: text }).catch(() => {})
+    })
+    return agent
+  }
+
+  private async rootCwd(extra?: Extra): Promise<string | undefined> {
+    if (!this.server.getClientCapabilities()?.roots) return undefined
+    try {
+      const { roots } = await this.server.listRoots(undefined, {
+        relatedRequestId: extra?.requestId,
+        timeout: this.options.rootsTimeoutMs,
+      })
+      const first = roots[0]
+      if (!first) return undefined
+      if (!first.uri.startsWith('file:')) {
+        this.options.log(`${this.label}: ignoring the client's first root ${first.uri}: not a file: URI`)
+        return undefined
+      }
+      const dir = fileURLToPath(first.uri)
+      if (!isAbsolute(dir) || !isDirectory(dir)) {
+        this.options.log(`${this.label}: ignoring the client's first root ${first.uri}: not a directory here`)
+        return undefined
+      }
+      return dir
+    } catch (error) {
+      this.options.log(`${this.label}: roots/list failed: ${error instanceof Error ? error.message : String(error)}`)
+      return undefined
+    }
+  }
+
+  private takeNotices(): ToolContent[] {
+    const agent = this._agent
+    if (!agent || agent.disposed) return []
+    return agent.takeInjected().flatMap((entry) => entry.content)
+  }
+
+  /**
+   * Progress for a call that carries a progress token: elapsed time, every `progressIntervalMs`.
+   * The executor seam gives no live output for foreground runs, so no output line is included.
+   */
+  private startProgress(extra: Extra): () => void {
+    const token = extra._meta?.progressToken
+    if (token === undefined) return () => {}
+    const started = Date.now()
+    const timer = setInterval(() => {
+      const elapsed = Date.now() - started
+      extra
+        .sendNotification({
+          method: 'notifications/progress',
+          params: { progressToken: token, progress: elapsed, message: `running for ${Math.round(elapsed / 1000)}s` },
+        })
+        .catch(() => {})
+    }, this.options.progressIntervalMs)
+    timer.unref()
+    return () => clearInterval(timer)
+  }
+
+  /**
+   * Ends the session: its agent is disposed, its running tasks are killed (no other client could
+   * reach them), and the SDK server is closed. Idempotent.
+   */
+  async close(): Promise<void> {
+    if (this._closed) return
+    this._closed = true
+    this._unlisten?.()
+    this._agent?.dispose()
+    this.onClose(this)
+    const bash = this.ctx.get('bash')
+    if (bash) {
+      const mine = bash.list().filter((task) => task.status === 'running' && bash.ownerOf(task.id) === this.token)
+      await Promise.all(mine.map((task) => bash.kill(task.id).catch(() => false)))
+    }
+    await this.server.close().catch(() => {})
+  }
+}
+
+function errorResult(message: string): CallToolResult {
+  return { content: [{ type: 'text', text: `Error: ${message}` }], isError: true }
+}
+
+function copyBlock(block: ToolContent): { type: 'text'; text: string } {
+  return { type: 'text', text: block.text }
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory()
+  } catch {
+    return false
+  }
+}
