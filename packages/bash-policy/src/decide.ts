@@ -1,0 +1,97 @@
+import type { Parser } from 'web-tree-sitter'
+import { extract, type CommandFinding, type Finding } from './extract.js'
+import { compilePattern, matchPattern, type MatchResult, type Pattern } from './match.js'
+import { loadParser } from './parser.js'
+import type { Decision, Policy } from './types.js'
+
+interface Compiled {
+  deny: Pattern[]
+  ask: Pattern[]
+  allow: Pattern[]
+}
+
+const compiled = new WeakMap<Policy, Compiled>()
+
+function compile(policy: Policy): Compiled {
+  let entry = compiled.get(policy)
+  if (!entry) {
+    entry = { deny: policy.deny.map(compilePattern), ask: policy.ask.map(compilePattern), allow: policy.allow.map(compilePattern) }
+    compiled.set(policy, entry)
+  }
+  return entry
+}
+
+/** The stable messages; the README lists every one. */
+export const messages = {
+  deniedByRule: (rule: string, command: string) => `command denied by rule "${rule}": ${command}`,
+  deniedByDefault: (command: string) => `command denied (no rule allows it): ${command}`,
+  askByRule: (rule: string, command: string) => `command needs approval (rule "${rule}"): ${command}`,
+  askMayMatch: (rule: string, command: string) => `command needs approval (may match rule "${rule}"): ${command}`,
+  askByDefault: (command: string) => `command needs approval (no rule allows it): ${command}`,
+  askRedirect: (target: string, command: string) => `command needs approval (output redirected to ${target}): ${command}`,
+  askFlag: (why: string, command: string) => `command needs approval (${why}): ${command}`,
+  uncertain: (why: string) => `command needs approval (could not be parsed with certainty: ${why})`,
+}
+
+/**
+ * Decides a command line under a policy: `deny` if any command in it is denied, else `ask` if any
+ * needs approval (or anything could not be read with certainty), else `allow`.
+ */
+export async function decide(policy: Policy, command: string): Promise<Decision> {
+  if (typeof command !== 'string') return { kind: 'ask', reason: messages.uncertain('the command is not a string') }
+  const bytes = Buffer.byteLength(command, 'utf8')
+  if (bytes > policy.maxCommandBytes) {
+    return { kind: 'ask', reason: messages.uncertain(`the command is longer than ${policy.maxCommandBytes} bytes (${bytes})`) }
+  }
+  let parser: Parser
+  try {
+    parser = await loadParser()
+  } catch (error) {
+    return { kind: 'ask', reason: messages.uncertain(`the bash parser could not be loaded: ${(error as Error).message}`) }
+  }
+  return decideParsed(policy, extract(parser, command, policy.maxCommands))
+}
+
+function decideParsed(policy: Policy, findings: Finding[]): Decision {
+  const rules = compile(policy)
+  let ask: Decision | undefined
+  for (const finding of findings) {
+    const decision = judge(policy, rules, finding)
+    if (decision.kind === 'deny') return decision
+    if (decision.kind === 'ask') ask ??= decision
+  }
+  return ask ?? { kind: 'allow' }
+}
+
+function firstMatch(patterns: Pattern[], finding: CommandFinding, mode: 'allow' | 'restrict'): { result: MatchResult; rule?: string } {
+  let maybe: string | undefined
+  for (const pattern of patterns) {
+    const result = matchPattern(pattern, finding.words, mode)
+    if (result === 'yes') return { result, rule: pattern.source }
+    if (result === 'maybe') maybe ??= pattern.source
+  }
+  return maybe === undefined ? { result: 'no' } : { result: 'maybe', rule: maybe }
+}
+
+function judge(policy: Policy, rules: Compiled, finding: Finding): Decision {
+  if (finding.kind === 'uncertain') return { kind: 'ask', reason: messages.uncertain(finding.why) }
+  const command = finding.display
+  if (finding.kind === 'flag') return { kind: 'ask', reason: messages.askFlag(finding.why, command), command }
+  if (!finding.words.length) {
+    // A bare redirection (`> file`) runs no command but still writes.
+    const target = finding.redirects[0]
+    return target ? { kind: 'ask', reason: messages.askRedirect(target, command), command } : { kind: 'allow' }
+  }
+  const deny = firstMatch(rules.deny, finding, 'restrict')
+  if (deny.result === 'yes') return { kind: 'deny', reason: messages.deniedByRule(deny.rule!, command), command, rule: deny.rule }
+  const allowed = finding.transparent || firstMatch(rules.allow, finding, 'allow').result === 'yes'
+  if (!allowed && policy.default === 'deny') return { kind: 'deny', reason: messages.deniedByDefault(command), command }
+  if (deny.result === 'maybe') return { kind: 'ask', reason: messages.askMayMatch(deny.rule!, command), command, rule: deny.rule }
+  const ask = firstMatch(rules.ask, finding, 'restrict')
+  if (ask.result === 'yes') return { kind: 'ask', reason: messages.askByRule(ask.rule!, command), command, rule: ask.rule }
+  if (ask.result === 'maybe') return { kind: 'ask', reason: messages.askMayMatch(ask.rule!, command), command, rule: ask.rule }
+  if (finding.flags.length) return { kind: 'ask', reason: messages.askFlag(finding.flags[0], command), command }
+  if (finding.redirects.length) return { kind: 'ask', reason: messages.askRedirect(finding.redirects[0], command), command }
+  if (allowed || policy.default === 'allow') return { kind: 'allow' }
+  return { kind: 'ask', reason: messages.askByDefault(command), command }
+}

@@ -1,0 +1,463 @@
+import type { Parser } from 'web-tree-sitter'
+import { inspect } from './commands.js'
+import { isRiskyVariable } from './environment.js'
+import { parseScript, type SyntaxNode } from './parser.js'
+import { Uncertain, wordsOf, type Word } from './unquote.js'
+import { WRAPPERS, isHarmlessTarget, type Stdin } from './wrappers.js'
+
+/** A simple command found in the line, after wrappers were seen through. */
+export interface CommandFinding {
+  kind: 'command'
+  /** The words after quote removal; `words[0]` is the name. Empty for a bare redirection. */
+  words: Word[]
+  /** The command as shown in messages. */
+  display: string
+  /** Output redirections to anything but /dev/null, &1 or &2, as written. */
+  redirects: string[]
+  /** Why this command needs approval even if a rule allows it. */
+  flags: string[]
+  /** A wrapper seen through (`timeout 5 …`): only deny and ask rules apply to it. */
+  transparent: boolean
+}
+
+/** Something the parser cannot read with certainty. */
+export interface UncertainFinding {
+  kind: 'uncertain'
+  why: string
+}
+
+/** A statement that is not a command but still needs approval (`PATH=/tmp:$PATH`). */
+export interface FlagFinding {
+  kind: 'flag'
+  why: string
+  display: string
+}
+
+export type Finding = CommandFinding | UncertainFinding | FlagFinding
+
+/** Scripts inside scripts (`bash -c "eval '…'"`) deeper than this are not read. */
+export const MAX_NESTING = 8
+
+const REDIRECTS = new Set(['file_redirect', 'heredoc_redirect', 'herestring_redirect'])
+const LITERAL_TEXT = new Set(['raw_string', 'ansi_c_string', 'string_content', 'word', 'heredoc_content'])
+
+interface Scope {
+  src: string
+  depth: number
+  /** Output redirections of enclosing statements (`{ a; b; } > file`). */
+  redirects: string[]
+}
+
+interface Info {
+  display: string
+  redirects: string[]
+  flags: string[]
+  stdin: Stdin
+  depth: number
+}
+
+/** Every simple command of a command line, in order, with what could not be read. */
+export function extract(parser: Parser, text: string, maxCommands: number): Finding[] {
+  const extractor = new Extractor(parser)
+  try {
+    extractor.script(text, 0, [])
+  } catch (error) {
+    // A stack overflow on absurd nesting: say so rather than guess.
+    if (!(error instanceof RangeError)) throw error
+    extractor.uncertain('the command is nested too deeply')
+  }
+  if (extractor.count > maxCommands) extractor.uncertain(`more than ${maxCommands} commands`)
+  if (extractor.arithmetic && extractor.hiddenSubstitution) {
+    extractor.uncertain('a quoted string holds a command substitution that arithmetic evaluation could run')
+  }
+  return extractor.findings
+}
+
+class Extractor {
+  readonly findings: Finding[] = []
+  count = 0
+  arithmetic = false
+  hiddenSubstitution = false
+
+  constructor(private readonly parser: Parser) {}
+
+  uncertain(why: string): void {
+    if (!this.findings.some((finding) => finding.kind === 'uncertain' && finding.why === why)) {
+      this.findings.push({ kind: 'uncertain', why })
+    }
+  }
+
+  script(text: string, depth: number, redirects: string[]): void {
+    if (depth > MAX_NESTING) return this.uncertain(`scripts are nested more than ${MAX_NESTING} levels deep`)
+    const src = this.joinContinuations(text)
+    const { root, hasError } = parseScript(this.parser, src)
+    if (hasError) this.uncertain(syntaxError(root, src))
+    this.walk(root, { src, depth, redirects })
+  }
+
+  /**
+   * Backslash-newline joins lines before bash splits words (`r\<newline>m` is `rm`), but the
+   * grammar treats it as a word break. Remove it everywhere bash would: not inside single
+   * quotes, ANSI-C strings, heredoc bodies or comments.
+   */
+  private joinContinuations(text: string): string {
+    if (!text.includes('\\\n')) return text
+    const protectedRanges: [number, number][] = []
+    const visit = (node: SyntaxNode) => {
+      if (['raw_string', 'ansi_c_string', 'heredoc_body', 'comment'].includes(node.type)) protectedRanges.push([node.start, node.end])
+      else node.children.forEach(visit)
+    }
+    visit(parseScript(this.parser, text).root)
+    let out = ''
+    let from = 0
+    for (let i = text.indexOf('\\\n'); i >= 0; i = text.indexOf('\\\n', i + 1)) {
+      let run = 0
+      while (i - run >= 0 && text[i - run] === '\\') run++
+      if (run % 2 === 0 || protectedRanges.some(([start, end]) => i >= start && i < end)) continue
+      out += text.slice(from, i)
+      from = i + 2
+    }
+    return out + text.slice(from)
+  }
+
+  private walk(node: SyntaxNode, scope: Scope): void {
+    switch (node.type) {
+      case 'command':
+      case 'declaration_command':
+      case 'unset_command':
+        return this.command(node, scope)
+      case 'redirected_statement':
+        return this.redirected(node, scope)
+      case 'function_definition':
+        return this.functionDefinition(node, scope)
+      case 'variable_assignment':
+        return this.standaloneAssignment(node, scope)
+      case 'command_substitution':
+      case 'process_substitution':
+        // Inside backticks bash removes the backslash of \`, \$ and \\ and then parses the text, so
+        // `echo \`rm\`` nests a substitution the grammar reads as a plain word: parse it again.
+        const first = node.children[0]
+        const last = node.children[node.children.length - 1]
+        if (first?.type === '`' && last !== first && scope.src.slice(first.end, last.start).includes('\\')) {
+          const body = scope.src.slice(first.end, last.start).replace(/\\([$`\\])/g, '$1')
+          return this.script(body, scope.depth + 1, [])
+        }
+        // Their output goes to the enclosing command, not to its redirections.
+        return this.walkChildren(node, { ...scope, redirects: [] })
+      case 'file_redirect':
+      case 'heredoc_redirect':
+      case 'herestring_redirect':
+        return this.walkRedirect(node, scope)
+      case 'comment':
+        return
+      case 'arithmetic_expansion':
+      case 'c_style_for_statement':
+      case 'subscript':
+        this.arithmetic = true
+        break
+      case 'compound_statement':
+        if (node.children[0]?.type === '((') this.arithmetic = true
+        break
+      case 'test_command':
+        if (/-(eq|ne|lt|le|gt|ge|v)\b/.test(scope.src.slice(node.start, node.end))) this.arithmetic = true
+        break
+      case 'expansion':
+        if (/@P\}$/.test(scope.src.slice(node.start, node.end))) {
+          this.uncertain(`prompt expansion ${scope.src.slice(node.start, node.end)} can run commands`)
+        }
+        break
+    }
+    if (LITERAL_TEXT.has(node.type)) {
+      const text = scope.src.slice(node.start, node.end)
+      if (text.includes('$(') || text.includes('`')) {
+        this.hiddenSubstitution = true
+        // `printf -v 'a[$(cmd)]'`, `test -v 'a[$(cmd)]'`, `unset 'a[…]'`: bash evaluates subscripts.
+        if (/\[[^\]]*(\$\(|`)/.test(text)) this.uncertain('a quoted array subscript holds a command substitution that bash may run')
+      }
+    }
+    this.walkChildren(node, scope)
+  }
+
+  private walkChildren(node: SyntaxNode, scope: Scope): void {
+    for (const child of node.children) if (child.named || child.type === 'ERROR') this.walk(child, scope)
+  }
+
+  private walkRedirect(node: SyntaxNode, scope: Scope): void {
+    const inner = { ...scope, redirects: [] }
+    for (const child of node.children) {
+      if (!child.named) continue
+      if (child.type === 'heredoc_body') {
+        this.heredocBody(node, scope)
+        continue
+      }
+      // A heredoc's trailing `&& cmd` or `| cmd` is a statement of the enclosing list.
+      if (node.type === 'heredoc_redirect' && !REDIRECTS.has(child.type) && !child.type.startsWith('heredoc_')) this.walk(child, scope)
+      else this.walk(child, inner)
+    }
+  }
+
+  /**
+   * The grammar misses substitutions at the start of an indented heredoc line, so the body of an
+   * unquoted heredoc is read again as the inside of a double-quoted string, which expands the same
+   * way. A `"` that would end that string is escaped and the text parsed again.
+   */
+  private heredocBody(redirect: SyntaxNode, scope: Scope): void {
+    const heredoc = heredocText(redirect, scope.src)
+    if (!heredoc || heredoc.quoted || !/[$`]/.test(heredoc.text)) return
+    let text = heredoc.text
+    for (let attempt = 0; attempt < 64; attempt++) {
+      const synthetic = `"${text}"`
+      const { root, hasError } = parseScript(this.parser, synthetic)
+      let string = root
+      while (string.type !== 'string' && string.children.length) string = string.children[0]
+      if (string.type !== 'string' || string.start !== 0) break
+      if (string.end === synthetic.length) {
+        if (hasError) this.uncertain(`syntax error in a heredoc: ${syntaxError(root, synthetic).replace(/^syntax error:? ?/, '')}`)
+        return this.walkChildren(string, { src: synthetic, depth: scope.depth + 1, redirects: [] })
+      }
+      const at = string.end - 2
+      if (text[at] !== '"') break
+      text = `${text.slice(0, at)}\\"${text.slice(at + 1)}`
+    }
+    this.uncertain('a heredoc body could not be read with certainty')
+  }
+
+  private redirected(node: SyntaxNode, scope: Scope): void {
+    const redirects = node.children.filter((child) => REDIRECTS.has(child.type))
+    const body = node.children.find((child) => child.named && !REDIRECTS.has(child.type) && child.type !== 'comment')
+    let targets: string[]
+    try {
+      targets = redirects.flatMap((redirect) => outputTargets(redirect, scope.src))
+    } catch (error) {
+      if (!(error instanceof Uncertain)) throw error
+      this.uncertain(error.message)
+      targets = []
+    }
+    if (!body) {
+      if (targets.length) {
+        this.findings.push({ kind: 'command', words: [], display: clip(scope.src.slice(node.start, node.end)), redirects: targets, flags: [], transparent: false })
+      }
+    } else {
+      const inner = { ...scope, redirects: [...scope.redirects, ...targets] }
+      if (body.type === 'command') this.command(body, inner, node, this.stdinOf(redirects, scope.src))
+      else this.walk(body, inner)
+    }
+    for (const redirect of redirects) this.walkRedirect(redirect, scope)
+  }
+
+  private functionDefinition(node: SyntaxNode, scope: Scope): void {
+    // The body runs whenever the function is called, with the definition's redirections.
+    const redirects = node.children.filter((child) => REDIRECTS.has(child.type))
+    let targets: string[] = []
+    try {
+      targets = redirects.flatMap((redirect) => outputTargets(redirect, scope.src))
+    } catch (error) {
+      if (!(error instanceof Uncertain)) throw error
+      this.uncertain(error.message)
+    }
+    for (const child of node.children) {
+      if (!child.named) continue
+      if (REDIRECTS.has(child.type)) this.walkRedirect(child, scope)
+      else this.walk(child, { ...scope, redirects: [...scope.redirects, ...targets] })
+    }
+  }
+
+  private standaloneAssignment(node: SyntaxNode, scope: Scope): void {
+    const name = assignedName(node, scope.src)
+    if (name && isRiskyVariable(name)) {
+      this.findings.push({ kind: 'flag', why: `sets ${name}`, display: clip(scope.src.slice(node.start, node.end)) })
+    }
+    this.walkChildren(node, { ...scope, redirects: [] })
+  }
+
+  private command(node: SyntaxNode, scope: Scope, span: SyntaxNode = node, stdin?: Stdin): void {
+    const src = scope.src
+    const keyword = node.type !== 'command'
+    const parts: SyntaxNode[] = []
+    const redirects: SyntaxNode[] = []
+    const flags: string[] = []
+    const inner = { ...scope, redirects: [] }
+    for (const child of node.children) {
+      if (child.type === 'variable_assignment') {
+        const name = assignedName(child, src)
+        if (name && isRiskyVariable(name)) flags.push(`sets ${name}`)
+        this.walkChildren(child, inner)
+        if (keyword) parts.push(child)
+      } else if (REDIRECTS.has(child.type)) {
+        redirects.push(child)
+        this.walkRedirect(child, scope)
+      } else if (child.type === 'subshell' || child.type === 'compound_statement') {
+        // `coproc (cmd)` arrives as a command whose child is the subshell.
+        this.walk(child, scope)
+      } else if (child.type !== 'comment') {
+        parts.push(child)
+        if (child.named) this.walk(child, inner)
+      }
+    }
+    let words: Word[] = []
+    let targets: string[] = []
+    try {
+      for (const group of adjacentGroups(parts)) words.push(...wordsOf(group, src))
+      targets = [...scope.redirects, ...redirects.flatMap((redirect) => outputTargets(redirect, src))]
+    } catch (error) {
+      if (!(error instanceof Uncertain)) throw error
+      this.count++
+      return this.uncertain(error.message)
+    }
+    if (keyword && words.some((word, i) => i > 0 && word.literal && /^-[a-zA-Z]*i/.test(word.text))) this.arithmetic = true
+    stdin ??= this.stdinOf(redirects, src)
+    this.resolve(words, { display: clip(src.slice(span.start, span.end)), redirects: targets, flags, stdin, depth: scope.depth })
+  }
+
+  /** Decides what a list of words runs: a wrapper, a shell script, or itself. */
+  private resolve(words: Word[], info: Info): void {
+    if (!words.length) {
+      if (info.redirects.length || info.flags.length) this.emit(words, info, info.flags, false)
+      return
+    }
+    this.count++
+    const name = words[0]
+    if (!name.literal || name.glob) return this.uncertain(`the command name ${name.source} is computed at run time`)
+    // tree-sitter-bash has no `coproc` and no `time` keyword: `time { cmd; }` arrives as the words
+    // `time { cmd` and a command `}`. An unquoted brace in command position is bash's group syntax.
+    if (name.source === '}') return
+    if (name.source === '{') {
+      this.count--
+      const display = info.display === displayWords(words) ? displayWords(words.slice(1)) : info.display
+      return this.resolve(words.slice(1), { ...info, display })
+    }
+    const pathQualified = name.text.includes('/')
+    const base = pathQualified ? name.text.slice(name.text.lastIndexOf('/') + 1) : name.text
+    if (base === 'let') this.arithmetic = true
+    const wrapper = WRAPPERS.get(base)
+    const unwrapped = wrapper?.unwrap(words, info.stdin)
+    if (wrapper && unwrapped && unwrapped.kind !== 'plain') {
+      // A path-qualified wrapper (`./timeout`) may be anything: it needs a rule of its own.
+      this.emit(words, info, [...info.flags, ...(unwrapped.flags ?? [])], wrapper.transparent && !pathQualified)
+      switch (unwrapped.kind) {
+        case 'uncertain':
+          return this.uncertain(unwrapped.why)
+        case 'argv': {
+          const flags = (unwrapped.assignments ?? []).filter(isRiskyVariable).map((variable) => `sets ${variable}`)
+          return this.resolve(unwrapped.words, { ...info, display: displayWords(unwrapped.words), flags })
+        }
+        case 'script':
+          return this.scriptOf(unwrapped.words, info)
+      }
+    }
+    const inspection = inspect(base, words)
+    this.emit(words, info, [...info.flags, ...(unwrapped?.flags ?? []), ...inspection.flags], false)
+    for (const command of inspection.commands) {
+      this.resolve(command, { display: displayWords(command), redirects: [], flags: [], stdin: undefined, depth: info.depth })
+    }
+    for (const script of inspection.scripts) this.scriptOf(script, { ...info, redirects: [] })
+  }
+
+  private scriptOf(words: Word[], info: Info): void {
+    const computed = words.find((word) => !word.literal)
+    if (computed) return this.uncertain(`the script ${computed.source} is computed at run time`)
+    this.script(words.map((word) => word.text).join(' '), info.depth + 1, info.redirects)
+  }
+
+  private emit(words: Word[], info: Info, flags: string[], transparent: boolean): void {
+    this.findings.push({ kind: 'command', words, display: info.display, redirects: info.redirects, flags, transparent })
+  }
+
+  /** What a shell reading stdin would run: the heredoc or here-string of the command. */
+  private stdinOf(redirects: SyntaxNode[], src: string): Stdin {
+    let stdin: Stdin
+    for (const redirect of redirects) {
+      if (redirect.type === 'heredoc_redirect') {
+        const heredoc = heredocText(redirect, src) ?? { quoted: true, text: '' }
+        stdin = !heredoc.quoted && /[\\$`]/.test(heredoc.text) ? { unknown: true } : { text: heredoc.text }
+      } else if (redirect.type === 'herestring_redirect') {
+        const parts = redirect.children.filter((child) => child.named)
+        try {
+          const words = parts.length ? wordsOf(parts, src) : []
+          stdin = words.length === 1 && words[0].literal ? { text: words[0].text + '\n' } : { unknown: true }
+        } catch {
+          stdin = { unknown: true }
+        }
+      } else if (redirect.type === 'file_redirect' && operatorOf(redirect, src).startsWith('<')) {
+        stdin = { unknown: true }
+      }
+    }
+    return stdin
+  }
+}
+
+/** The body of a heredoc as bash reads it, and whether its delimiter was quoted (no expansion). */
+function heredocText(redirect: SyntaxNode, src: string): { quoted: boolean; text: string } | undefined {
+  const start = redirect.children.find((child) => child.type === 'heredoc_start')
+  const body = redirect.children.find((child) => child.type === 'heredoc_body')
+  const end = redirect.children.find((child) => child.type === 'heredoc_end')
+  if (!body) return undefined
+  // The grammar's body can start after the indentation of its first line.
+  let from = body.start
+  while (from > 0 && (src[from - 1] === ' ' || src[from - 1] === '\t')) from--
+  const quoted = start ? /['"\\]/.test(src.slice(start.start, start.end)) : false
+  return { quoted, text: src.slice(from, end ? end.start : body.end) }
+}
+
+function assignedName(node: SyntaxNode, src: string): string | undefined {
+  const name = node.children.find((child) => child.type === 'variable_name' || child.type === 'subscript')
+  if (!name) return undefined
+  const text = src.slice(name.start, name.end)
+  return name.type === 'subscript' ? text.slice(0, text.indexOf('[')) : text
+}
+
+/** Nodes with no space between them form one shell word (`a"b"$c`). */
+function adjacentGroups(nodes: SyntaxNode[]): SyntaxNode[][] {
+  const groups: SyntaxNode[][] = []
+  for (const node of nodes) {
+    const last = groups[groups.length - 1]
+    if (last && last[last.length - 1].end === node.start) last.push(node)
+    else groups.push([node])
+  }
+  return groups
+}
+
+function operatorOf(redirect: SyntaxNode, src: string): string {
+  const operator = redirect.children.find((child) => !child.named && /^[<>&|]+-?$/.test(child.type))
+  return operator ? src.slice(operator.start, operator.end) : ''
+}
+
+/** The harmful output targets of a redirection: anything but /dev/null, &1, &2 or a closed fd. */
+function outputTargets(redirect: SyntaxNode, src: string): string[] {
+  if (redirect.type === 'heredoc_redirect') {
+    return redirect.children.filter((child) => child.type === 'file_redirect').flatMap((child) => outputTargets(child, src))
+  }
+  if (redirect.type !== 'file_redirect') return []
+  const operator = operatorOf(redirect, src)
+  if (!operator.includes('>') || operator.endsWith('-')) return []
+  const destination = redirect.children.filter((child) => child.named && child.type !== 'file_descriptor')
+  if (!destination.length) return []
+  const words = wordsOf(destination, src)
+  const written = src.slice(destination[0].start, destination[destination.length - 1].end)
+  if (words.length !== 1) return [written]
+  const [word] = words
+  if (operator === '>&' && word.literal && ['1', '2', '-'].includes(word.text)) return []
+  if (isHarmlessTarget(word)) return []
+  return [operator === '>&' && word.literal && /^\d+$/.test(word.text) ? `&${word.text}` : written]
+}
+
+function syntaxError(root: SyntaxNode, src: string): string {
+  const stack = [root]
+  while (stack.length) {
+    const node = stack.shift()!
+    if (node.missing) return `syntax error: missing "${node.type}"`
+    if (node.type === 'ERROR') return `syntax error near "${clip(src.slice(node.start, node.end), 40)}"`
+    stack.unshift(...node.children)
+  }
+  return 'syntax error'
+}
+
+/** A command as shown in messages: one line, at most 200 characters. */
+export function clip(text: string, max = 200): string {
+  const line = text.replace(/\\\n/g, ' ').replace(/\s+/g, ' ').trim()
+  return line.length > max ? line.slice(0, max - 1) + '…' : line
+}
+
+export function displayWords(words: readonly Word[]): string {
+  return clip(words.map((word) => (!word.literal ? word.source : /^[\w@%+=:,./-]+$/.test(word.text) ? word.text : `'${word.text.replace(/'/g, `'\\''`)}'`)).join(' '))
+}

@@ -1,0 +1,7 @@
+export type { Decision, DecisionKind, Policy } from './types.js'
+export { decide, messages } from './decide.js'
+export { parsePolicy, loadPolicyFile, definePolicy, policySchema, PolicyError, POLICY_DEFAULTS, type PolicyInput } from './policy-file.js'
+export { compilePattern, matchPattern, type Pattern, type MatchResult } from './match.js'
+export { extract, type Finding, type CommandFinding, MAX_NESTING } from './extract.js'
+export { loadParser } from './parser.js'
+export { BashPolicy, type BashPolicyConfig } from './plugin.js'
