@@ -65,7 +65,8 @@ export function parsePolicy(text: string, fileName = 'policy'): Policy {
   const yamlError = doc.errors[0]
   if (yamlError) {
     const at = yamlError.linePos?.[0]
-    const message = yamlError.message.split('\n')[0].replace(/ at line \d+, column \d+:?$/, '')
+    const first = yamlError.message.split('\n')[0].replace(/ at line \d+, column \d+:?$/, '')
+    const message = first.charAt(0).toLowerCase() + first.slice(1)
     throw new PolicyError(fileName, `invalid ${json ? 'JSON' : 'YAML'}: ${message}`, at?.line, at?.col)
   }
   if (!json) data = doc.toJS()

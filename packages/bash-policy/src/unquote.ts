@@ -215,7 +215,9 @@ function hasGlob(chars: readonly string[], quoted: readonly boolean[]): boolean 
   for (let i = 0; i < chars.length; i++) {
     if (quoted[i]) continue
     const ch = chars[i]
-    if (ch === '*' || ch === '?' || ch === '[') return true
+    if (ch === '*' || ch === '?') return true
+    // A bracket is only a pattern with an unquoted `]` after it (`[` alone is the test command).
+    if (ch === '[' && chars.some((other, j) => j > i + 1 && other === ']' && !quoted[j])) return true
     if ((ch === '@' || ch === '!' || ch === '+') && chars[i + 1] === '(' && !quoted[i + 1]) return true
   }
   return false
