@@ -8,18 +8,22 @@ const positiveInt = (name: string) =>
 const nonNegativeInt = (name: string) =>
   z.number({ error: `${name} must be a number` }).int(`${name} must be an integer`).nonnegative(`${name} must not be negative`)
 
+/** The longest delay a Node.js timer supports (about 24.8 days); a longer one would fire at once. */
+export const MAX_TIMER_MS = 2 ** 31 - 1
+const duration = <T extends z.ZodNumber>(name: string, schema: T) => schema.max(MAX_TIMER_MS, `${name} must be at most ${MAX_TIMER_MS} ms`)
+
 /** The settings every executor built on this kit shares. Defaults are those of the spec. */
 export const executorConfigShape = {
   /** Base directory for relative workdirs; default `process.cwd()` at resolve time. */
   cwd: z.string().optional(),
   /** Default foreground timeout (ms). */
-  timeoutMs: positiveInt('timeoutMs').default(120_000),
+  timeoutMs: duration('timeoutMs', positiveInt('timeoutMs')).default(120_000),
   /** Cap on any requested timeout (ms). */
-  maxTimeoutMs: positiveInt('maxTimeoutMs').default(600_000),
+  maxTimeoutMs: duration('maxTimeoutMs', positiveInt('maxTimeoutMs')).default(600_000),
   /** Bytes kept in memory per stream (the tail). */
   maxOutputBytes: positiveInt('maxOutputBytes').default(64_000),
   /** Time between SIGTERM and SIGKILL (ms). */
-  graceMs: nonNegativeInt('graceMs').default(3_000),
+  graceMs: duration('graceMs', nonNegativeInt('graceMs')).default(3_000),
   /** Longest stream kept as a spill file (bytes); 0 disables spill files. */
   maxSpillBytes: nonNegativeInt('maxSpillBytes').default(64 * 1024 * 1024),
   /** Parent directory of the executor's private spill directory; default the OS temp dir. */
@@ -31,7 +35,7 @@ export const executorConfigShape = {
   /** Longest accepted command (bytes). */
   maxCommandBytes: positiveInt('maxCommandBytes').default(1024 * 1024),
   /** How long a foreground call waits for the pipes after the main process exited (ms). */
-  drainMs: nonNegativeInt('drainMs').default(1_500),
+  drainMs: duration('drainMs', nonNegativeInt('drainMs')).default(1_500),
   /** Name fragments of secret-looking variables removed from the environment (case-insensitive). */
   secretEnvPatterns: z.array(z.string()).default([...DEFAULT_SECRET_PATTERNS]),
 }
@@ -52,11 +56,19 @@ export function parseConfig<S extends z.ZodType>(schema: S, input: unknown, labe
     .map((issue) => {
       const key = issue.path.map(String).join('.')
       if (issue.code === 'unrecognized_keys') return `unknown key(s) ${issue.keys.map((k) => `"${k}"`).join(', ')}`
-      if (issue.code === 'invalid_type' && key) return `${key} must be ${issue.expected === 'array' ? 'a list' : `a ${issue.expected}`}`
-      return issue.message.startsWith(key) || !key ? issue.message : `${key}: ${issue.message}`
+      // Our own messages name the key already (`timeoutMs must be an integer`).
+      if (key && issue.message.startsWith(`${key} `)) return issue.message
+      if (issue.code === 'invalid_type' && key) return `${key} must be ${describeType(issue.expected)}`
+      return key ? `${key}: ${issue.message}` : issue.message
     })
     .join('; ')
   throw new Error(`invalid ${label} config: ${details}`)
+}
+
+function describeType(expected: string): string {
+  if (expected === 'array') return 'a list'
+  if (expected === 'int') return 'an integer'
+  return /^[aeiou]/.test(expected) ? `an ${expected}` : `a ${expected}`
 }
 
 /**

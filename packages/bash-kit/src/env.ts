@@ -17,7 +17,7 @@ export const DEFAULT_SECRET_PATTERNS: readonly string[] = Object.freeze(['KEY', 
  * back door, defeating `--noprofile --norc`), and the executor's own markers must not leak in from
  * a parent dsh-bash process.
  */
-const NEVER_INHERITED = new Set(['BASH_ENV', 'ENV', 'DSH_BASH_TASK', 'DSH_BASH_CGROUP'])
+const NEVER_INHERITED = new Set(['BASH_ENV', 'ENV', 'DSH_BASH_TASK', 'DSH_BASH_CGROUP', 'DSH_BASH_ENV_NEXT'])
 
 export interface EnvironmentOptions {
   /** Name fragments of secret-looking variables to drop (case-insensitive). */

@@ -2,6 +2,7 @@ export { OutputCollector, type CollectorOptions, type CollectorRead } from './co
 export { NON_INTERACTIVE_ENV, DEFAULT_SECRET_PATTERNS, buildEnvironment, looksSecret, type EnvironmentOptions } from './env.js'
 export {
   executorConfigShape,
+  MAX_TIMER_MS,
   executorConfigSchema,
   parseConfig,
   resolveRequest,

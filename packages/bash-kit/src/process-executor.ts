@@ -13,7 +13,7 @@ import {
   unknownTaskError,
 } from '@deepseek-ai/dsh-bash'
 import { OutputCollector } from './collector.js'
-import { type ExecutorConfig, resolveRequest } from './config.js'
+import { type ExecutorConfig, MAX_TIMER_MS, resolveRequest } from './config.js'
 import type { ExitFacts, LaunchedCommand } from './launched.js'
 import { TaskView } from './task.js'
 
@@ -42,9 +42,6 @@ interface ActiveRun {
 }
 
 const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref?.())
-
-/** The longest delay a Node.js timer supports; a longer one fires at once. */
-const MAX_TIMER_MS = 2 ** 31 - 1
 
 /**
  * Everything an executor does above "start a process and kill its tree": defaults, timeouts,

@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs'
+import { rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Context } from 'cordis'
 import type { BashExecSpec } from '@deepseek-ai/dsh-bash'
@@ -16,6 +16,9 @@ import type { ContainmentKind, ProcessTracker } from './tracker.js'
  * script is handed to bash as a private file instead of `-c`.
  */
 export const MAX_ARGUMENT_BYTES = 128 * 1024 - 1
+
+/** Carries a trusted caller's BASH_ENV past the cgroup prelude, which sources it after joining. */
+const BASH_ENV_NEXT = 'DSH_BASH_ENV_NEXT'
 
 /** What to execute for one command. */
 export interface CommandLine {
@@ -64,7 +67,8 @@ export class LocalExecutor extends ProcessExecutor {
         `if [ -n "\${${CGROUP_VARIABLE}-}" ]; then`,
         `  if ! echo 0 2>/dev/null >"\$${CGROUP_VARIABLE}/cgroup.procs"; then echo "dsh-bash: cannot join cgroup \$${CGROUP_VARIABLE}" >&2; exit 125; fi`,
         'fi',
-        `unset BASH_ENV ${CGROUP_VARIABLE}`,
+        `unset ${CGROUP_VARIABLE}`,
+        `if [ -n "\${${BASH_ENV_NEXT}+set}" ]; then export BASH_ENV="\$${BASH_ENV_NEXT}"; unset ${BASH_ENV_NEXT}; . "\$BASH_ENV"; else unset BASH_ENV; fi`,
         '',
       ].join('\n'),
       { mode: 0o600, flag: 'wx' },
@@ -84,22 +88,34 @@ export class LocalExecutor extends ProcessExecutor {
       scriptPath = join(this.spillDir, `dsh-bash-${label}-script.sh`)
       writeScript(scriptPath, spec.command)
     }
-    const tracker = this.tracker(label)
-    const line = this.commandLine(spec, scriptPath)
-    const env = buildEnvironment(process.env, { secretPatterns: this.config.secretEnvPatterns })
+    let tracker: ProcessTracker | undefined
+    let line: CommandLine
+    try {
+      tracker = this.tracker(label)
+      line = this.commandLine(spec, scriptPath)
+    } catch (error) {
+      // Nothing was started: leave no script file and no cgroup behind.
+      tracker?.release()
+      if (scriptPath) rmSync(scriptPath, { force: true })
+      throw error
+    }
+    // A trusted caller's variables win over the inherited ones and the non-interactive defaults…
+    const env = buildEnvironment(process.env, { secretPatterns: this.config.secretEnvPatterns, overrides: spec.env })
+    // …but not over the executor's own control variables: a caller's BASH_ENV or marker must not
+    // switch off containment (the command would escape its cgroup and survive every kill).
     Object.assign(env, tracker.env)
     let file = line.file
     let args = line.args
     if (tracker.kind === 'cgroup') {
       if (line.joinsThroughBashEnv) {
+        // The prelude sources the caller's BASH_ENV, if any, once the cgroup is joined.
+        if (env.BASH_ENV !== undefined) env[BASH_ENV_NEXT] = env.BASH_ENV
         env.BASH_ENV = this.preludePath
       } else {
         args = ['-c', `echo 0 >"$${CGROUP_VARIABLE}/cgroup.procs" || exit 125; unset ${CGROUP_VARIABLE}; exec "$@"`, 'dsh-bash', file, ...args]
         file = '/bin/sh'
       }
     }
-    // A trusted caller's variables win over everything.
-    if (spec.env) Object.assign(env, spec.env)
     return spawnPlan({
       file,
       args,

@@ -1,0 +1,436 @@
+import * as fs from 'node:fs'
+import { lstatSync, mkdtempSync, readFileSync, readlinkSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
+import { OutputCollector } from '../src/collector.js'
+
+// Failure injection for the spill file: the collector imports these from node:fs.
+const failures = vi.hoisted(() => ({ writeAfter: Infinity as number, close: false }))
+vi.mock('node:fs', async (importOriginal) => {
+  const real = await importOriginal<typeof import('node:fs')>()
+  let writes = 0
+  return {
+    ...real,
+    writeSync: ((...args: Parameters<typeof real.writeSync>) => {
+      if (++writes > failures.writeAfter) throw Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' })
+      return (real.writeSync as (...a: unknown[]) => number)(...args)
+    }) as typeof real.writeSync,
+    closeSync: ((fd: number) => {
+      real.closeSync(fd)
+      if (failures.close) throw Object.assign(new Error('EIO: i/o error, close'), { code: 'EIO' })
+    }) as typeof real.closeSync,
+  }
+})
+
+const root = mkdtempSync(join(tmpdir(), 'dsh-collector-test-'))
+afterAll(() => rmSync(root, { recursive: true, force: true }))
+let dir: string
+let seq = 0
+beforeEach(() => {
+  dir = join(root, `case-${++seq}`)
+  fs.mkdirSync(dir, { mode: 0o700 })
+  failures.writeAfter = Infinity
+  failures.close = false
+})
+afterEach(() => {
+  failures.writeAfter = Infinity
+  failures.close = false
+})
+
+const utf8 = (text: string) => Buffer.from(text, 'utf8')
+const spillAt = () => join(dir, 'stream.log')
+
+function collector(maxBytes: number, extra: Partial<ConstructorParameters<typeof OutputCollector>[0]> = {}): OutputCollector {
+  return new OutputCollector({ maxBytes, maxSpillBytes: 1 << 20, spillPath: spillAt(), ...extra })
+}
+
+/** Reads until nothing new arrives; returns the concatenation and whether any read was lossy. */
+function readAll(c: OutputCollector): { text: string; lossy: boolean } {
+  let text = ''
+  let lossy = false
+  for (;;) {
+    const read = c.read()
+    lossy ||= read.lossy
+    if (!read.text) return { text, lossy }
+    text += read.text
+  }
+}
+
+describe('OutputCollector: the in-memory tail', () => {
+  it('keeps a stream of exactly maxBytes whole, with no spill file', () => {
+    const c = collector(10)
+    c.write('0123456789')
+    c.end()
+    expect(c.result()).toEqual({ text: '0123456789', truncated: false, droppedBytes: 0, totalBytes: 10 })
+    expect(c.spillPath).toBeUndefined()
+    expect(fs.existsSync(spillAt())).toBe(false)
+  })
+
+  it('truncates maxBytes + 1 by exactly one byte and spills the whole stream', () => {
+    const c = collector(10)
+    c.write('01234')
+    c.write('56789')
+    c.write('X')
+    c.end()
+    const result = c.result()
+    expect(result).toEqual({ text: '123456789X', truncated: true, droppedBytes: 1, totalBytes: 11, spillPath: spillAt() })
+    expect(readFileSync(spillAt(), 'utf8')).toBe('0123456789X')
+  })
+
+  it('a single chunk larger than the cap keeps its tail and spills it whole', () => {
+    const c = collector(10)
+    const chunk = 'abcdefghijklmnopqrstuvwxy'
+    c.write(chunk)
+    c.end()
+    expect(c.result()).toMatchObject({ text: 'pqrstuvwxy', truncated: true, droppedBytes: 15, totalBytes: 25 })
+    expect(readFileSync(spillAt(), 'utf8')).toBe(chunk)
+  })
+
+  it('memory stays bounded: many chunks keep only the tail', () => {
+    const c = collector(1000, { maxSpillBytes: 0 })
+    const chunk = Buffer.alloc(4096, 'z')
+    for (let i = 0; i < 2000; i++) c.write(chunk)
+    c.write('END')
+    c.end()
+    const result = c.result()
+    expect(result.text).toHaveLength(1000)
+    expect(result.text.endsWith('zzzEND')).toBe(true)
+    expect(result.droppedBytes).toBe(2000 * 4096 + 3 - 1000)
+    expect(result.spillPath).toBeUndefined()
+  })
+
+  it('trims the tail at a character boundary when the cut falls inside a character', () => {
+    // '€' is 3 bytes: a 4-byte tail of '€€' starts with the last byte of the first one.
+    const c = collector(4)
+    c.write('€€')
+    c.end()
+    expect(c.result()).toMatchObject({ text: '€', truncated: true, droppedBytes: 3, totalBytes: 6 })
+    // A tail made only of the end of a 4-byte character keeps nothing of it.
+    const d = new OutputCollector({ maxBytes: 2, maxSpillBytes: 0 })
+    d.write('😀')
+    d.end()
+    expect(d.result()).toEqual({ text: '', truncated: true, droppedBytes: 4, totalBytes: 4 })
+  })
+
+  it('a character split across chunks arrives intact', () => {
+    const c = collector(100)
+    const euro = utf8('€')
+    c.write(euro.subarray(0, 1))
+    c.write(euro.subarray(1, 2))
+    c.write(euro.subarray(2))
+    c.end()
+    expect(c.result().text).toBe('€')
+  })
+
+  it('invalid bytes become U+FFFD and NUL bytes never reach the text', () => {
+    const c = collector(100)
+    c.write(Buffer.from([0x61, 0xff, 0x62, 0x00, 0x63, 0xc3]))
+    c.end()
+    // The stream ended inside a character (0xc3): that is invalid too.
+    expect(c.result().text).toBe('a\uFFFDb\uFFFDc\uFFFD')
+    expect(c.result().text).not.toContain('\0')
+    expect(c.result().totalBytes).toBe(6)
+  })
+
+  it('a leading byte order mark is part of the stream and kept', () => {
+    const c = collector(100)
+    c.write(Buffer.from([0xef, 0xbb, 0xbf, 0x61]))
+    c.end()
+    expect(c.result().text).toBe('\uFEFFa')
+  })
+
+  it('end() is idempotent and writes after it are ignored', () => {
+    const c = collector(4)
+    c.write('abcdef')
+    c.end()
+    c.end()
+    c.write('ghi')
+    expect(c.ended).toBe(true)
+    expect(c.result()).toMatchObject({ text: 'cdef', totalBytes: 6, spillPath: spillAt() })
+    expect(readFileSync(spillAt(), 'utf8')).toBe('abcdef')
+    c.write(Buffer.alloc(0))
+    expect(c.totalBytes).toBe(6)
+  })
+
+  it('rejects a cap below one byte', () => {
+    expect(() => new OutputCollector({ maxBytes: 0, maxSpillBytes: 0 })).toThrow(/maxBytes must be a positive integer/)
+    expect(() => new OutputCollector({ maxBytes: 1.5, maxSpillBytes: 0 })).toThrow(/maxBytes/)
+  })
+
+  it('keeps text and droppedBytes consistent for random UTF-8 streams (byte-exact tail)', () => {
+    let seed = 42
+    const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31)
+    const alphabet = ['a', 'é', '€', '😀', '\n', 'z']
+    for (let round = 0; round < 200; round++) {
+      let text = ''
+      const length = Math.floor(random() * 60)
+      for (let i = 0; i < length; i++) text += alphabet[Math.floor(random() * alphabet.length)]
+      const bytes = utf8(text)
+      const cap = 1 + Math.floor(random() * 40)
+      const c = new OutputCollector({ maxBytes: cap, maxSpillBytes: 0 })
+      for (let at = 0; at < bytes.length; ) {
+        const size = 1 + Math.floor(random() * 7)
+        c.write(bytes.subarray(at, at + size))
+        at += size
+      }
+      c.end()
+      const result = c.result()
+      expect(result.totalBytes).toBe(bytes.length)
+      // The text is exactly the stream from droppedBytes on, which starts at a character boundary.
+      expect(utf8(result.text).equals(bytes.subarray(result.droppedBytes))).toBe(true)
+      expect(result.truncated).toBe(result.droppedBytes > 0)
+      expect(bytes.length - result.droppedBytes).toBeLessThanOrEqual(cap)
+      // Only a continuation byte or two of a character may be dropped beyond the cap.
+      expect(bytes.length - result.droppedBytes).toBeGreaterThanOrEqual(Math.min(bytes.length, cap - 3))
+    }
+  })
+})
+
+describe('OutputCollector: incremental reads', () => {
+  it('never repeats or skips a byte while nothing is lost', () => {
+    const c = collector(1000)
+    let got = ''
+    for (let i = 0; i < 50; i++) {
+      c.write(`line ${i}\n`)
+      if (i % 7 === 0) {
+        const read = c.read()
+        expect(read.lossy).toBe(false)
+        got += read.text
+      }
+    }
+    c.end()
+    got += readAll(c).text
+    let expected = ''
+    for (let i = 0; i < 50; i++) expected += `line ${i}\n`
+    expect(got).toBe(expected)
+    expect(c.read()).toEqual({ text: '', lossy: false })
+  })
+
+  it('delivers a character split across reads once, on the read that completes it', () => {
+    const c = collector(100)
+    const smile = utf8('😀')
+    c.write(Buffer.concat([utf8('a'), smile.subarray(0, 2)]))
+    expect(c.read()).toEqual({ text: 'a', lossy: false })
+    c.write(smile.subarray(2, 3))
+    expect(c.read()).toEqual({ text: '', lossy: false })
+    c.write(Buffer.concat([smile.subarray(3), utf8('b')]))
+    expect(c.read()).toEqual({ text: '😀b', lossy: false })
+  })
+
+  it('a stream that ends inside a character gives U+FFFD on the last read', () => {
+    const c = collector(100)
+    c.write(Buffer.from([0x61, 0xe2, 0x82]))
+    expect(c.read().text).toBe('a')
+    c.end()
+    expect(c.read().text).toBe('\uFFFD')
+    expect(c.read().text).toBe('')
+  })
+
+  it('a read across the trim point is lossy, restarts at a character boundary and later reads are not', () => {
+    const c = collector(10)
+    c.write('abcde')
+    expect(c.read()).toEqual({ text: 'abcde', lossy: false })
+    c.write('fghij')
+    c.write('€€€€') // 12 bytes: 'fghij' and the first bytes fall out of memory
+    const read = c.read()
+    expect(read.lossy).toBe(true)
+    // Kept: the last 10 bytes = 1 continuation byte + '€€€'; the partial character is skipped.
+    expect(read.text).toBe('€€€')
+    expect(c.spillPath).toBe(spillAt())
+    c.write('xyz')
+    expect(c.read()).toEqual({ text: 'xyz', lossy: false })
+    c.end()
+    expect(readFileSync(spillAt(), 'utf8')).toBe('abcdefghij€€€€xyz')
+  })
+
+  it('a lossy read discards the pending half of a character whose bytes are gone', () => {
+    const c = collector(4)
+    c.write(Buffer.from([0xe2])) // first byte of '€'
+    expect(c.read()).toEqual({ text: '', lossy: false })
+    c.write(Buffer.from([0x82, 0xac]))
+    c.write('wxyz') // the whole '€' falls out of memory
+    expect(c.read()).toEqual({ text: 'wxyz', lossy: true })
+  })
+
+  it('NUL bytes and invalid bytes in reads are replaced like in results', () => {
+    const c = collector(100)
+    c.write(Buffer.from([0x00, 0x41, 0xff]))
+    expect(c.read().text).toBe('\uFFFDA\uFFFD')
+  })
+
+  it('reads after dispose() report the unread bytes as lost', () => {
+    const c = collector(100)
+    c.write('seen')
+    c.read()
+    c.write('unseen')
+    c.dispose()
+    expect(c.read()).toEqual({ text: '', lossy: true })
+    expect(c.read()).toEqual({ text: '', lossy: false })
+  })
+})
+
+describe('OutputCollector: the spill file', () => {
+  it('is created 0600 only on the first overflow and holds the whole stream from byte 0', () => {
+    const c = collector(8)
+    c.write('12345678')
+    expect(fs.existsSync(spillAt())).toBe(false)
+    expect(c.spillPath).toBeUndefined()
+    c.write('9')
+    expect(c.spillPath).toBe(spillAt())
+    expect(statSync(spillAt()).mode & 0o777).toBe(0o600)
+    for (let i = 0; i < 100; i++) c.write(`-${i}`)
+    // Advertised while being written (for reads), in results only once the stream ended.
+    expect(c.result().spillPath).toBeUndefined()
+    c.end()
+    let expected = '123456789'
+    for (let i = 0; i < 100; i++) expected += `-${i}`
+    expect(readFileSync(spillAt(), 'utf8')).toBe(expected)
+    expect(c.result().spillPath).toBe(spillAt())
+  })
+
+  it('never follows or overwrites an existing file at its path; the path is then withheld', () => {
+    writeFileSync(spillAt(), 'planted')
+    const c = collector(4)
+    c.write('abcdefgh')
+    c.end()
+    expect(readFileSync(spillAt(), 'utf8')).toBe('planted')
+    expect(c.spillPath).toBeUndefined()
+    expect(c.result()).toMatchObject({ text: 'efgh', truncated: true })
+    expect(c.result().spillPath).toBeUndefined()
+    c.dispose()
+    // Not ours: disposal leaves it alone.
+    expect(readFileSync(spillAt(), 'utf8')).toBe('planted')
+  })
+
+  it('never follows a planted symbolic link', () => {
+    const target = join(dir, 'target')
+    writeFileSync(target, 'target content')
+    symlinkSync(target, spillAt())
+    const dangling = join(dir, 'dangling.log')
+    symlinkSync(join(dir, 'would-be-created'), dangling)
+    const c = collector(4)
+    c.write('abcdefgh')
+    c.end()
+    const d = collector(4, { spillPath: dangling })
+    d.write('abcdefgh')
+    d.end()
+    expect(readFileSync(target, 'utf8')).toBe('target content')
+    expect(lstatSync(spillAt()).isSymbolicLink()).toBe(true)
+    expect(readlinkSync(spillAt())).toBe(target)
+    expect(fs.existsSync(join(dir, 'would-be-created'))).toBe(false)
+    expect(c.spillPath).toBeUndefined()
+    expect(d.spillPath).toBeUndefined()
+  })
+
+  it('a stream longer than maxSpillBytes keeps no spill file', () => {
+    // Over the cap at the first overflow: no file is ever created.
+    const first = collector(4, { maxSpillBytes: 6 })
+    first.write('abcdefgh')
+    first.end()
+    expect(first.result().spillPath).toBeUndefined()
+    expect(fs.existsSync(spillAt())).toBe(false)
+
+    // Over the cap later: the file is deleted and the path withheld.
+    const path = join(dir, 'later.log')
+    const later = collector(4, { maxSpillBytes: 10, spillPath: path })
+    later.write('abcdef')
+    expect(later.spillPath).toBe(path)
+    later.write('ghij') // exactly the cap: still complete
+    expect(later.spillPath).toBe(path)
+    later.write('k')
+    expect(later.spillPath).toBeUndefined()
+    expect(fs.existsSync(path)).toBe(false)
+    later.end()
+    expect(later.result()).toMatchObject({ text: 'hijk', truncated: true, droppedBytes: 7, totalBytes: 11 })
+    expect(later.result().spillPath).toBeUndefined()
+  })
+
+  it('maxSpillBytes 0 or no path: never spills', () => {
+    const none = new OutputCollector({ maxBytes: 2, maxSpillBytes: 1000 })
+    none.write('abc')
+    none.end()
+    expect(none.result()).toEqual({ text: 'bc', truncated: true, droppedBytes: 1, totalBytes: 3 })
+    const zero = collector(2, { maxSpillBytes: 0 })
+    zero.write('abc')
+    zero.end()
+    expect(zero.result().spillPath).toBeUndefined()
+    expect(fs.existsSync(spillAt())).toBe(false)
+  })
+
+  it('a directory that cannot be written: the path is withheld', () => {
+    const c = collector(2, { spillPath: join(dir, 'missing-dir', 'stream.log') })
+    c.write('abc')
+    c.end()
+    expect(c.spillPath).toBeUndefined()
+    expect(c.result()).toEqual({ text: 'bc', truncated: true, droppedBytes: 1, totalBytes: 3 })
+    const underFile = join(dir, 'a-file')
+    writeFileSync(underFile, '')
+    const d = collector(2, { spillPath: join(underFile, 'stream.log') })
+    d.write('abc')
+    d.end()
+    expect(d.result().spillPath).toBeUndefined()
+  })
+
+  it('a write that fails midway deletes the file and withholds the path', () => {
+    const c = collector(4)
+    c.write('abcdef') // opens the file and writes the first chunk
+    expect(c.spillPath).toBe(spillAt())
+    failures.writeAfter = 0
+    c.write('gh')
+    expect(c.spillPath).toBeUndefined()
+    expect(fs.existsSync(spillAt())).toBe(false)
+    failures.writeAfter = Infinity
+    c.write('ij')
+    c.end()
+    expect(c.result()).toMatchObject({ text: 'ghij', truncated: true })
+    expect(c.result().spillPath).toBeUndefined()
+    expect(fs.existsSync(spillAt())).toBe(false)
+  })
+
+  it('a failure while copying the kept bytes at the first overflow withholds the path', () => {
+    const c = collector(4)
+    c.write('ab')
+    c.write('cd')
+    failures.writeAfter = 0
+    c.write('e')
+    expect(c.spillPath).toBeUndefined()
+    expect(fs.existsSync(spillAt())).toBe(false)
+  })
+
+  it('a close that fails withholds the path and deletes the file', () => {
+    const c = collector(4)
+    c.write('abcdefgh')
+    failures.close = true
+    c.end()
+    expect(c.spillPath).toBeUndefined()
+    expect(c.result().spillPath).toBeUndefined()
+    expect(fs.existsSync(spillAt())).toBe(false)
+  })
+
+  it('dispose() deletes the spill file unless it is to be kept; it is idempotent', () => {
+    const c = collector(2)
+    c.write('abc')
+    c.end()
+    expect(fs.existsSync(spillAt())).toBe(true)
+    c.dispose()
+    c.dispose()
+    expect(fs.existsSync(spillAt())).toBe(false)
+    expect(c.spillPath).toBeUndefined()
+
+    const keptPath = join(dir, 'kept.log')
+    const kept = collector(2, { spillPath: keptPath, keepSpillFile: true })
+    kept.write('abc')
+    kept.dispose()
+    expect(readFileSync(keptPath, 'utf8')).toBe('abc')
+  })
+
+  it('dispose() while the stream is still being written closes and deletes the file', () => {
+    const c = collector(2)
+    c.write('abcd')
+    c.dispose()
+    expect(fs.existsSync(spillAt())).toBe(false)
+    c.write('more')
+    expect(fs.existsSync(spillAt())).toBe(false)
+  })
+})
