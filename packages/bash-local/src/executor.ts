@@ -30,6 +30,13 @@ export interface CommandLine {
    * that joins the cgroup and then execs them.
    */
   joinsThroughBashEnv: boolean
+  /**
+   * True when `file` is a monitor that ends by itself when the command's main process does and
+   * forwards no signal (bwrap). Termination then sends SIGTERM to the other processes only, so
+   * that the command can handle it (the monitor then reports its exit), and SIGKILL to everything
+   * after the grace period. Default false: SIGTERM goes to every process, `file` included.
+   */
+  monitor?: boolean
 }
 
 /**
@@ -124,6 +131,7 @@ export class LocalExecutor extends ProcessExecutor {
       stdin: spec.stdin,
       tracker,
       cleanup: scriptPath ? [scriptPath] : [],
+      monitor: line.monitor === true,
     })
   }
 

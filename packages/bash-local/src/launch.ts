@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { statSync, unlinkSync, writeFileSync } from 'node:fs'
 import type { ExitFacts, LaunchedCommand } from '@deepseek-ai/dsh-bash-kit'
+import { signalPid } from './proc.js'
 import type { ProcessTracker } from './tracker.js'
 
 /** What to execute and how. */
@@ -13,6 +14,8 @@ export interface LaunchPlan {
   tracker: ProcessTracker
   /** Files to delete when the command is over (a long script). */
   cleanup: string[]
+  /** `file` is a monitor that forwards no signal: SIGTERM spares it (see `CommandLine.monitor`). */
+  monitor?: boolean
 }
 
 /** Polling intervals while waiting for a tree to empty: fast at first, then gentler. */
@@ -112,13 +115,34 @@ class LocalCommand implements LaunchedCommand {
 
   private async runTermination(graceMs: number): Promise<void> {
     const tracker = this.plan.tracker
-    tracker.signalAll('SIGTERM')
-    // The main process is signalled directly too: it may not have joined the cgroup yet.
-    if (this.mainAlive) this.child.kill('SIGTERM')
+    if (this.plan.monitor) {
+      this.terminateAroundMonitor()
+    } else {
+      tracker.signalAll('SIGTERM')
+      // The main process is signalled directly too: it may not have joined the cgroup yet.
+      if (this.mainAlive) this.child.kill('SIGTERM')
+    }
     if (await this.waitEmpty(graceMs)) return
     tracker.killAll()
     if (this.mainAlive) this.child.kill('SIGKILL')
     await this.waitEmpty(AFTER_KILL_MS)
+  }
+
+  /**
+   * SIGTERM to every process but the monitor, which reports the command's exit once it ends. When
+   * nothing but the monitor exists yet (the command has not started), the monitor itself is stopped.
+   */
+  private terminateAroundMonitor(): void {
+    const main = this.child.pid
+    const others = this.plan.tracker.pids().filter((pid) => pid !== main)
+    if (others.length === 0) {
+      if (this.mainAlive) this.child.kill('SIGTERM')
+      return
+    }
+    for (const pid of others) {
+      signalPid(pid, 'SIGTERM')
+      signalPid(pid, 'SIGCONT')
+    }
   }
 
   whenEmpty(): Promise<void> {
