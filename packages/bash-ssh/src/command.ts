@@ -1,0 +1,277 @@
+import { PassThrough } from 'node:stream'
+import type { ClientChannel } from 'ssh2'
+import type { BashExecSpec } from '@deepseek-ai/dsh-bash'
+import type { ExitFacts, LaunchedCommand } from '@deepseek-ai/dsh-bash-kit'
+import type { ExecHandle } from './connection.js'
+import type { SshHost } from './host.js'
+import { execText, HEADER_PREFIX, MAX_EXEC_TEXT_BYTES, UPLOAD_TEXT, wrapperScript } from './scripts.js'
+
+export interface LaunchOptions {
+  shell: string
+  secretPatterns: readonly string[]
+  /** Unique per command: inherited by every process it starts, so escapees are found. */
+  marker: string
+}
+
+/** Longest header line accepted before giving up on the wrapper. */
+const MAX_HEADER_BYTES = 256
+
+/**
+ * Starts one command on `host`: a session channel runs the wrapper (see scripts.ts), which reports
+ * the command's pid (its process group and session) on a first stdout line that is stripped here.
+ * Resolves once the command runs; rejects for infrastructure failures (no connection, workdir
+ * missing, shell missing).
+ */
+export async function launchRemote(host: SshHost, spec: BashExecSpec, options: LaunchOptions): Promise<LaunchedCommand> {
+  const wrapper = wrapperScript({
+    shell: options.shell,
+    secretPatterns: options.secretPatterns,
+    env: spec.env,
+    hasStdin: spec.stdin !== undefined,
+  })
+  let text = execText(options.shell, wrapper, 'dsh-bash-ssh', [spec.workdir, options.marker, 'arg', spec.command])
+  let scriptPath: string | undefined
+  if (Buffer.byteLength(text) > MAX_EXEC_TEXT_BYTES) {
+    // Too long for one argument of sshd's `$SHELL -c`: the command goes to a private temp file.
+    const upload = await host.runHelper(UPLOAD_TEXT, { stdin: spec.command })
+    if (upload.lost) throw new Error(`connection to ${host.label} lost`)
+    scriptPath = upload.stdout.trim()
+    if (upload.code !== 0 || !scriptPath.startsWith('/')) {
+      throw new Error(`cannot store the command in a temp file on ${host.label}: ${upload.stderr.trim() || `exit ${upload.code}`}`)
+    }
+    text = execText(options.shell, wrapper, 'dsh-bash-ssh', [spec.workdir, options.marker, 'file', scriptPath])
+  }
+  let command!: RemoteCommand
+  await host.exec(text, (handle) => {
+    command = new RemoteCommand(host, handle, options.marker, spec, scriptPath, options.shell)
+  })
+  try {
+    await command.started
+  } catch (error) {
+    command.cleanup()
+    throw error
+  }
+  return command
+}
+
+class RemoteCommand implements LaunchedCommand {
+  readonly stdout = new PassThrough()
+  readonly stderr = new PassThrough()
+  readonly exited: Promise<ExitFacts>
+  /** Resolves with the main pid once the wrapper reported it. */
+  readonly started: Promise<number>
+  private pid = 0
+  private lost?: string
+  private exitFacts?: ExitFacts
+  private resolveExited!: (facts: ExitFacts) => void
+  private resolveStarted!: (pid: number) => void
+  private rejectStarted!: (error: Error) => void
+  private startSettled = false
+  private termination?: Promise<void>
+  private emptied?: Promise<void>
+  private waiter?: ClientChannel
+  private released = false
+  private readonly channel: ClientChannel
+  private readonly stopLostWatch: () => void
+  /** Startup stderr, kept to explain a failed start. */
+  private startupStderr = ''
+
+  constructor(
+    private readonly host: SshHost,
+    handle: ExecHandle,
+    private readonly marker: string,
+    private readonly spec: BashExecSpec,
+    private readonly scriptPath: string | undefined,
+    private readonly shell: string,
+  ) {
+    this.channel = handle.channel
+    this.exited = new Promise((resolve) => {
+      this.resolveExited = resolve
+    })
+    this.started = new Promise((resolve, reject) => {
+      this.resolveStarted = resolve
+      this.rejectStarted = reject
+    })
+    this.started.catch(() => {})
+    this.stopLostWatch = handle.connection.onLost((reason) => this.markLost(reason))
+    this.stdout.on('error', () => {})
+    this.stderr.on('error', () => {})
+    this.wireChannel()
+  }
+
+  private wireChannel(): void {
+    const channel = this.channel
+    channel.on('error', () => {})
+    let header: Buffer | undefined = Buffer.alloc(0)
+    channel.on('data', (chunk: Buffer) => {
+      if (header !== undefined) {
+        header = Buffer.concat([header, chunk])
+        const newline = header.indexOf(0x0a)
+        if (newline < 0) {
+          if (header.length > MAX_HEADER_BYTES) this.failStart(`unexpected output from the remote wrapper on ${this.host.label}`)
+          return
+        }
+        const line = header.subarray(0, newline).toString('utf8')
+        const rest = header.subarray(newline + 1)
+        header = undefined
+        this.onHeader(line)
+        if (rest.length > 0) this.forward(rest)
+        return
+      }
+      this.forward(chunk)
+    })
+    channel.stderr.on('data', (chunk: Buffer) => {
+      if (!this.startSettled && this.startupStderr.length < 4096) this.startupStderr += chunk.toString('utf8')
+      if (!this.stderr.write(chunk)) {
+        channel.stderr.pause()
+        this.stderr.once('drain', () => channel.stderr.resume())
+      }
+    })
+    channel.once('exit', (code: number | null, signal?: string) => {
+      this.exitFacts = { exitCode: typeof code === 'number' ? code : null, signal: typeof signal === 'string' ? signal : null }
+      if (this.startSettled) this.resolveExited(this.exitFacts)
+    })
+    channel.once('close', () => {
+      this.stdout.end()
+      this.stderr.end()
+      if (!this.startSettled) {
+        if (!this.exitFacts) this.failStart(`connection to ${this.host.label} lost`)
+        else if (this.exitFacts.exitCode === 127) {
+          this.failStart(`shell not found on ${this.host.label}: ${this.shell}${this.startupDetails()}`)
+        } else {
+          const status = this.exitFacts.signal ?? `exit ${this.exitFacts.exitCode}`
+          this.failStart(`the remote command could not start on ${this.host.label} (${status})${this.startupDetails()}`)
+        }
+        return
+      }
+      // A session channel that closes without an exit status lost its connection.
+      if (!this.exitFacts) this.markLost(`connection to ${this.host.label} lost`)
+    })
+    // stdin: the caller's bytes, or nothing (the wrapper also redirects it from /dev/null).
+    channel.end(this.spec.stdin === undefined ? undefined : this.spec.stdin)
+  }
+
+  private startupDetails(): string {
+    const text = this.startupStderr.trim()
+    return text ? `: ${text.slice(-1000)}` : ''
+  }
+
+  private forward(chunk: Buffer): void {
+    if (!this.stdout.write(chunk)) {
+      this.channel.pause()
+      this.stdout.once('drain', () => this.channel.resume())
+    }
+  }
+
+  private onHeader(line: string): void {
+    if (!line.startsWith(HEADER_PREFIX)) {
+      this.failStart(`unexpected output from the remote wrapper on ${this.host.label}: ${JSON.stringify(line.slice(0, 100))}`)
+      return
+    }
+    const [status, value] = line.slice(HEADER_PREFIX.length).split(' ')
+    const wd = this.spec.workdir
+    if (status === 'ok' && /^\d+$/.test(value ?? '')) {
+      this.pid = Number(value)
+      this.startSettled = true
+      this.resolveStarted(this.pid)
+      if (this.exitFacts) this.resolveExited(this.exitFacts)
+      return
+    }
+    if (status === 'nowd') this.failStart(`workdir does not exist: ${wd}`)
+    else if (status === 'notdir') this.failStart(`workdir is not a directory: ${wd}`)
+    else if (status === 'noaccess') this.failStart(`workdir is not accessible: ${wd}`)
+    else this.failStart(`unexpected output from the remote wrapper on ${this.host.label}: ${JSON.stringify(line.slice(0, 100))}`)
+  }
+
+  private failStart(message: string): void {
+    if (this.startSettled) return
+    this.startSettled = true
+    this.rejectStarted(new Error(message))
+    this.resolveExited({ exitCode: null, signal: null })
+  }
+
+  /** The connection is gone: nothing more can be learned; the processes become orphans to clean up. */
+  private markLost(reason: string): void {
+    if (this.lost || this.released) return
+    if (!this.startSettled) {
+      this.failStart(reason)
+      this.host.addOrphan(this.marker)
+      return
+    }
+    this.lost = reason
+    this.host.addOrphan(this.marker)
+    this.stdout.end()
+    this.stderr.end()
+    this.resolveExited(this.exitFacts ?? { exitCode: null, signal: null })
+  }
+
+  lostReason(): string | undefined {
+    return this.lost
+  }
+
+  async countLeftovers(): Promise<number> {
+    if (this.lost) return 0
+    try {
+      const result = await this.host.runHelper(this.host.controlText('count', this.pid, this.marker))
+      if (result.lost) {
+        this.markLost(`connection to ${this.host.label} lost`)
+        return 0
+      }
+      const count = Number.parseInt(result.stdout.trim(), 10)
+      return Number.isFinite(count) ? count : 0
+    } catch (error) {
+      this.markLost(messageOf(error))
+      return 0
+    }
+  }
+
+  terminate(graceMs: number): Promise<void> {
+    this.termination ??= this.runControl('term', graceMs)
+    return this.termination
+  }
+
+  whenEmpty(): Promise<void> {
+    this.emptied ??= this.runControl('wait', 0, (channel) => {
+      this.waiter = channel
+    })
+    return this.emptied
+  }
+
+  private async runControl(op: 'term' | 'wait', arg: number, onChannel?: (channel: ClientChannel) => void): Promise<void> {
+    if (this.lost || !this.pid) return
+    try {
+      const result = await this.host.runHelper(this.host.controlText(op, this.pid, this.marker, arg), { stdin: null, onChannel })
+      if (result.lost && !this.released) this.markLost(`connection to ${this.host.label} lost`)
+    } catch (error) {
+      if (!this.released) this.markLost(messageOf(error))
+    }
+  }
+
+  /** Frees the command's channels; the host stops counting it as busy. Called once by the kit. */
+  release(): void {
+    if (this.released) return
+    this.cleanup()
+    this.host.active = Math.max(0, this.host.active - 1)
+  }
+
+  /** Closes what this command holds open (also after a failed start). */
+  cleanup(): void {
+    this.released = true
+    this.stopLostWatch()
+    // A waiter stops when its stdin ends.
+    this.waiter?.end()
+    try {
+      this.channel.close()
+    } catch {
+      // Already closed.
+    }
+    if (this.scriptPath && !this.lost) {
+      // The wrapper deletes the file once read; this covers a command stopped before that.
+      this.host.runHelper(`rm -f -- '${this.scriptPath}'`).catch(() => {})
+    }
+  }
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error)
+}

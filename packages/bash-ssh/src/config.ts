@@ -1,0 +1,107 @@
+import { z } from 'zod'
+import { executorConfigShape, parseConfig } from '@deepseek-ai/dsh-bash-kit'
+
+const positiveInt = (name: string) =>
+  z.number({ error: `${name} must be a number` }).int(`${name} must be an integer`).positive(`${name} must be positive`)
+const nonNegativeInt = (name: string) =>
+  z.number({ error: `${name} must be a number` }).int(`${name} must be an integer`).nonnegative(`${name} must not be negative`)
+
+/** `SHA256:` followed by the unpadded base64 of the key's SHA-256, as printed by `ssh-keygen -l`. */
+const FINGERPRINT = /^SHA256:[A-Za-z0-9+/]{43}=?$/
+
+const hostKeySchema = z.union(
+  [
+    z.object({ knownHostsPath: z.string().min(1, 'knownHostsPath must not be empty') }).strict(),
+    z
+      .object({
+        fingerprint: z.string().regex(FINGERPRINT, 'fingerprint must look like SHA256:<43 base64 characters> (see ssh-keygen -lf)'),
+      })
+      .strict(),
+  ],
+  { error: 'hostKey must be { knownHostsPath } or { fingerprint: "SHA256:…" }' },
+)
+
+export const sshHostSchema = z
+  .object({
+    /** Host name or address. */
+    host: z.string().min(1, 'host must not be empty'),
+    port: z.number({ error: 'port must be a number' }).int('port must be an integer').min(1, 'port must be 1–65535').max(65535, 'port must be 1–65535').default(22),
+    username: z.string().min(1, 'username must not be empty'),
+    /** The private key itself (OpenSSH or PEM text). */
+    privateKey: z.string().min(1, 'privateKey must not be empty').optional(),
+    /** A file holding the private key. */
+    privateKeyPath: z.string().min(1, 'privateKeyPath must not be empty').optional(),
+    /** Passphrase of an encrypted private key. */
+    passphrase: z.string().optional(),
+    /** How the server's host key is verified. Required: a host key is never accepted blindly. */
+    hostKey: hostKeySchema,
+  })
+  .strict()
+  .refine((h) => (h.privateKey === undefined) !== (h.privateKeyPath === undefined), {
+    message: 'exactly one of privateKey and privateKeyPath is required',
+  })
+
+export const sshConfigSchema = z
+  .object({
+    ...executorConfigShape,
+    /** Remote base directory for relative workdirs (an absolute path on the remote hosts). */
+    cwd: z.string().refine((p) => p.startsWith('/'), 'cwd must be an absolute remote path').optional(),
+    /** The machines; each owner is pinned to one of them at its first call. */
+    hosts: z.array(sshHostSchema, { error: 'hosts must be a list' }).min(1, 'hosts must list at least one host'),
+    /** The shell started on the remote side (a name in the remote PATH or an absolute path). */
+    shell: z.string().min(1, 'shell must not be empty').default('bash'),
+    /** How long to wait for the TCP connection and SSH handshake (ms). */
+    readyTimeoutMs: positiveInt('readyTimeoutMs').default(20_000),
+    /** Keepalive probes while connected (ms); a silent peer is declared lost after `keepaliveCountMax` unanswered ones. */
+    keepaliveIntervalMs: positiveInt('keepaliveIntervalMs').default(5_000),
+    keepaliveCountMax: positiveInt('keepaliveCountMax').default(3),
+    /** Connection attempts per call before giving up (1 = no retry). */
+    connectAttempts: positiveInt('connectAttempts').default(3),
+    /** First delay between attempts; doubles each time up to `maxReconnectDelayMs`. */
+    reconnectDelayMs: nonNegativeInt('reconnectDelayMs').default(500),
+    maxReconnectDelayMs: nonNegativeInt('maxReconnectDelayMs').default(30_000),
+    /**
+     * Session channels opened on one connection at most (sshd's `MaxSessions`, default 10). Beyond
+     * it a further connection to the same host is opened.
+     */
+    maxSessionsPerConnection: positiveInt('maxSessionsPerConnection').default(10),
+  })
+  .strict()
+
+export type SshHostConfig = z.output<typeof sshHostSchema>
+export type SshHostConfigInput = z.input<typeof sshHostSchema>
+export type SshExecutorConfig = z.output<typeof sshConfigSchema>
+export type SshExecutorConfigInput = z.input<typeof sshConfigSchema>
+
+export function parseSshConfig(input: unknown): SshExecutorConfig {
+  const config = parseConfig(sshConfigSchema, input, 'ssh executor')
+  if (config.maxTimeoutMs < config.timeoutMs) {
+    throw new Error(`invalid ssh executor config: timeoutMs (${config.timeoutMs}) exceeds maxTimeoutMs (${config.maxTimeoutMs})`)
+  }
+  const seen = new Set<string>()
+  config.hosts.forEach((h, i) => {
+    const id = hostLabel(h)
+    if (seen.has(id)) throw new Error(`invalid ssh executor config: hosts.${i}: ${id} is listed twice`)
+    seen.add(id)
+  })
+  return config
+}
+
+/** `user@host:port`, the name used in every message about a host. */
+export function hostLabel(h: Pick<SshHostConfig, 'username' | 'host' | 'port'>): string {
+  const host = h.host.includes(':') ? `[${h.host}]` : h.host
+  return `${h.username}@${host}:${h.port}`
+}
+
+/**
+ * Parses `user@host[:port]` (IPv6 in brackets: `user@[::1]:22`), as given on a command line.
+ * Returns the parts; throws naming the text when it is malformed.
+ */
+export function parseSshTarget(text: string): { username: string; host: string; port: number } {
+  const match = /^([^@\s]+)@(\[[^\]]+\]|[^:\s[\]]+)(?::(\d+))?$/.exec(text)
+  if (!match) throw new Error(`invalid ssh target ${JSON.stringify(text)}: expected user@host[:port]`)
+  const port = match[3] === undefined ? 22 : Number(match[3])
+  if (!(port >= 1 && port <= 65535)) throw new Error(`invalid ssh target ${JSON.stringify(text)}: port must be 1–65535`)
+  const host = match[2].startsWith('[') ? match[2].slice(1, -1) : match[2]
+  return { username: match[1], host, port }
+}

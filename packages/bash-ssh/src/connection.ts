@@ -1,0 +1,282 @@
+import ssh2 from 'ssh2'
+import type { Client as ClientType, ClientChannel, ConnectConfig } from 'ssh2'
+import type { HostKeyPolicy } from './hostkey.js'
+
+/** What one host connection needs. */
+export interface ConnectionSettings {
+  label: string
+  connect: Omit<ConnectConfig, 'hostVerifier' | 'algorithms'>
+  policy: HostKeyPolicy
+  /** Session channels allowed on one connection before another one is opened. */
+  maxSessions: number
+  connectAttempts: number
+  reconnectDelayMs: number
+  maxReconnectDelayMs: number
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref?.())
+
+/** An error that no retry can fix (host key refused, authentication failed). */
+class FatalConnectError extends Error {}
+
+/** The message of a lost connection; the kit reports it on the task and rejects runs with it. */
+export function lostMessage(label: string): string {
+  return `connection to ${label} lost`
+}
+
+type LostListener = (reason: string) => void
+
+/** One ssh2 client. Lost once it closes after being ready; never reused after that. */
+export class SshConnection {
+  state: 'connecting' | 'ready' | 'closed' = 'connecting'
+  /** Session channels reserved or open on this connection. */
+  sessions = 0
+  /** Session channels open on this connection. */
+  open = 0
+  capacity: number
+  readonly ready: Promise<void>
+  private client?: ClientType
+  private readonly lostListeners = new Set<LostListener>()
+  private closing = false
+
+  constructor(private readonly settings: ConnectionSettings) {
+    this.capacity = settings.maxSessions
+    this.ready = this.connectWithRetry()
+    // Callers that gave up on this connection must not see an unhandled rejection.
+    this.ready.catch(() => {})
+  }
+
+  /** Called once if the connection is lost after it was ready (not when we close it). */
+  onLost(listener: LostListener): () => void {
+    this.lostListeners.add(listener)
+    return () => this.lostListeners.delete(listener)
+  }
+
+  private async connectWithRetry(): Promise<void> {
+    const { connectAttempts, reconnectDelayMs, maxReconnectDelayMs, label } = this.settings
+    let lastError: Error | undefined
+    for (let attempt = 0; attempt < connectAttempts; attempt++) {
+      if (attempt > 0) await sleep(Math.min(reconnectDelayMs * 2 ** (attempt - 1), maxReconnectDelayMs))
+      if (this.closing) break
+      try {
+        await this.connectOnce()
+        return
+      } catch (error) {
+        lastError = error as Error
+        if (error instanceof FatalConnectError) break
+      }
+    }
+    this.state = 'closed'
+    if (lastError instanceof FatalConnectError) throw lastError
+    if (this.closing && !lastError) throw new Error(`connection to ${label} closed`)
+    throw new Error(`cannot connect to ${label}: ${lastError?.message ?? 'closed'}`)
+  }
+
+  private connectOnce(): Promise<void> {
+    const { policy, label } = this.settings
+    return new Promise((resolve, reject) => {
+      const client = new ssh2.Client()
+      let refusal: string | undefined
+      let settled = false
+      let lastError: Error | undefined
+      const fail = (error: Error) => {
+        if (settled) return
+        settled = true
+        client.removeAllListeners('ready')
+        client.on('error', () => {})
+        client.end()
+        reject(error)
+      }
+      client.once('ready', () => {
+        if (settled) return
+        settled = true
+        this.client = client
+        // Small request/response exchanges: Nagle's algorithm would add ~40 ms to each.
+        client.setNoDelay(true)
+        this.state = this.closing ? 'closed' : 'ready'
+        if (this.closing) client.end()
+        resolve()
+      })
+      client.on('error', (error: Error & { level?: string }) => {
+        lastError = error
+        if (!settled) {
+          if (refusal) fail(new FatalConnectError(`host key verification failed for ${label}: ${refusal}`))
+          else if (error.level === 'client-authentication') fail(new FatalConnectError(`authentication failed for ${label}: ${error.message}`))
+          else fail(error)
+        }
+      })
+      client.on('close', () => {
+        if (!settled) {
+          fail(refusal ? new FatalConnectError(`host key verification failed for ${label}: ${refusal}`) : (lastError ?? new Error('connection closed during the handshake')))
+          return
+        }
+        if (this.client !== client) return
+        const wasReady = this.state === 'ready'
+        this.state = 'closed'
+        if (wasReady && !this.closing) {
+          const reason = lostMessage(label)
+          for (const listener of [...this.lostListeners]) listener(reason)
+        }
+        this.lostListeners.clear()
+      })
+      const algorithms = policy.algorithms()
+      try {
+        client.connect({
+          ...this.settings.connect,
+          ...(algorithms ? { algorithms: { serverHostKey: algorithms as never } } : {}),
+          hostVerifier: (key: Buffer) => {
+            const verdict = policy.verify(key)
+            if (!verdict.ok) refusal = verdict.reason
+            return verdict.ok
+          },
+        })
+      } catch (error) {
+        fail(new FatalConnectError(`cannot connect to ${label}: ${(error as Error).message}`))
+      }
+    })
+  }
+
+  /**
+   * Opens a session channel running `text` (the slot must be reserved). `setup` runs synchronously
+   * in ssh2's callback: the command's output, exit status and close may arrive in the same packet
+   * batch as the reply to the exec request, before any promise continuation could listen.
+   * Rejects when the channel cannot be opened.
+   */
+  exec(text: string, setup: (channel: ClientChannel) => void): Promise<ClientChannel> {
+    return new Promise((resolve, reject) => {
+      const client = this.client
+      if (this.state !== 'ready' || !client) {
+        reject(new Error(lostMessage(this.settings.label)))
+        return
+      }
+      try {
+        client.exec(text, (error, channel) => {
+          if (error) {
+            reject(error)
+            return
+          }
+          try {
+            setup(channel)
+          } catch (setupError) {
+            channel.close()
+            reject(setupError as Error)
+            return
+          }
+          resolve(channel)
+        })
+      } catch (error) {
+        reject(error as Error)
+      }
+    })
+  }
+
+  /** Closes the connection (not a loss). */
+  close(): void {
+    this.closing = true
+    if (this.state === 'ready') this.client?.end()
+    this.state = 'closed'
+  }
+}
+
+/** An open channel and the connection it lives on. */
+export interface ExecHandle {
+  channel: ClientChannel
+  connection: SshConnection
+}
+
+/**
+ * All connections to one host: the first one is reused for every command; further ones are opened
+ * only while the first one has no free session channel (sshd's MaxSessions) and closed when idle.
+ */
+export class ConnectionPool {
+  private readonly connections: SshConnection[] = []
+  private closed = false
+
+  constructor(private readonly settings: ConnectionSettings) {}
+
+  get label(): string {
+    return this.settings.label
+  }
+
+  /** True while at least one connection is up. */
+  get connected(): boolean {
+    return this.connections.some((c) => c.state === 'ready')
+  }
+
+  /**
+   * Opens a session channel running `text`, connecting (with retries and backoff) when needed;
+   * `setup` attaches listeners synchronously (see SshConnection.exec). Rejects with an error naming
+   * the host when no connection can be made.
+   */
+  async exec(text: string, setup: (handle: ExecHandle) => void, attempts?: number): Promise<ExecHandle> {
+    let refusals = 0
+    for (;;) {
+      if (this.closed) throw new Error(`the connection pool for ${this.label} is closed`)
+      const connection = await this.reserve(attempts)
+      try {
+        const channel = await connection.exec(text, (channel) => {
+          connection.open++
+          channel.once('close', () => {
+            connection.open--
+            this.releaseSlot(connection)
+          })
+          setup({ channel, connection })
+        })
+        return { channel, connection }
+      } catch (error) {
+        const alive = connection.state === 'ready'
+        if (alive) {
+          // The server refused one more session on this connection (its MaxSessions is lower than
+          // ours): remember the real capacity and use another connection.
+          connection.capacity = Math.max(1, Math.min(connection.capacity, connection.open))
+        }
+        this.releaseSlot(connection)
+        if (!alive) throw new Error(lostMessage(this.label))
+        if (++refusals > 20) throw new Error(`cannot open a session on ${this.label}: ${(error as Error).message}`)
+      }
+    }
+  }
+
+  private async reserve(attempts?: number): Promise<SshConnection> {
+    for (;;) {
+      let connection = this.connections.find((c) => c.state !== 'closed' && c.sessions < c.capacity)
+      if (!connection) {
+        connection = new SshConnection(attempts === undefined ? this.settings : { ...this.settings, connectAttempts: attempts })
+        this.connections.push(connection)
+        const created = connection
+        created.onLost(() => this.forget(created))
+      }
+      connection.sessions++
+      try {
+        await connection.ready
+      } catch (error) {
+        connection.sessions--
+        this.forget(connection)
+        throw error
+      }
+      if (connection.state === 'ready') return connection
+      connection.sessions--
+      this.forget(connection)
+    }
+  }
+
+  private releaseSlot(connection: SshConnection): void {
+    connection.sessions = Math.max(0, connection.sessions - 1)
+    // Overflow connections are closed as soon as they are idle; the first one stays.
+    if (connection.sessions === 0 && this.connections.indexOf(connection) > 0) {
+      this.forget(connection)
+      connection.close()
+    }
+  }
+
+  private forget(connection: SshConnection): void {
+    const index = this.connections.indexOf(connection)
+    if (index >= 0) this.connections.splice(index, 1)
+  }
+
+  /** Closes every connection; later `exec` calls fail. */
+  close(): void {
+    this.closed = true
+    for (const connection of this.connections.splice(0)) connection.close()
+  }
+}

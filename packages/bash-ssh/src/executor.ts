@@ -1,0 +1,153 @@
+import { randomBytes } from 'node:crypto'
+import { readFileSync } from 'node:fs'
+import { posix } from 'node:path'
+import type { Context } from 'cordis'
+import ssh2 from 'ssh2'
+import type { BashExecRequest, BashExecSpec } from '@deepseek-ai/dsh-bash'
+import { type LaunchedCommand, ProcessExecutor, resolveRequest } from '@deepseek-ai/dsh-bash-kit'
+import { launchRemote } from './command.js'
+import { hostLabel, parseSshConfig, type SshExecutorConfig, type SshExecutorConfigInput, type SshHostConfig } from './config.js'
+import { SshHost } from './host.js'
+import { FingerprintPolicy, type HostKeyPolicy, KnownHostsPolicy } from './hostkey.js'
+
+/**
+ * Runs commands on other machines over SSH (ssh2). Each command is
+ * `bash --noprofile --norc -c <command>` in its own remote session and process group, in the
+ * requested remote workdir, with the kit's non-interactive environment; output, timeouts, kills,
+ * leftovers, background tasks, reads and ownership are those of the kit's `ProcessExecutor`.
+ *
+ * Several hosts: each owner token is pinned to one host at its first call (the least busy one);
+ * calls without an owner go to the least busy host at that moment (ties: the first listed).
+ */
+export class SshExecutor extends ProcessExecutor {
+  static readonly inject: string[] = []
+  protected readonly sshConfig: SshExecutorConfig
+  private readonly _hosts: SshHost[]
+  /** owner token → host, fixed at the owner's first call. */
+  private readonly _pins = new Map<string, SshHost>()
+  /** task id → host label. */
+  private readonly _taskHosts = new Map<string, string>()
+  private readonly _markerPrefix = `${process.pid.toString(36)}-${randomBytes(6).toString('hex')}`
+  private _markerSeq = 0
+
+  constructor(ctx: Context, config: SshExecutorConfigInput) {
+    const parsed = parseSshConfig(config)
+    const hosts = parsed.hosts.map((host, index) => buildHost(parsed, host, index))
+    super(ctx, parsed)
+    this.sshConfig = parsed
+    this._hosts = hosts
+  }
+
+  /** `user@host:port` of every configured host, in config order. */
+  get hosts(): string[] {
+    return this._hosts.map((h) => h.label)
+  }
+
+  /** The host an owner is pinned to, or undefined before its first call. */
+  hostOf(owner: string): string | undefined {
+    return this._pins.get(owner)?.label
+  }
+
+  /** The host a background task runs on (while the task is tracked). */
+  hostOfTask(id: string): string | undefined {
+    if (!this.get(id)) return undefined
+    return this._taskHosts.get(id)
+  }
+
+  /** Commands currently running per host (foreground runs and background tasks). */
+  load(): Record<string, number> {
+    return Object.fromEntries(this._hosts.map((h) => [h.label, h.active]))
+  }
+
+  /** Remote paths: a relative workdir resolves against the configured remote `cwd` (POSIX rules). */
+  resolve(request: BashExecRequest): BashExecSpec {
+    const spec = resolveRequest(this.config, request, this.sandboxMode)
+    if (request && typeof request.workdir === 'string' && request.workdir !== '' && !request.workdir.startsWith('/') && this.config.cwd) {
+      return { ...spec, workdir: posix.resolve(this.config.cwd, request.workdir) }
+    }
+    return spec
+  }
+
+  protected async launch(spec: BashExecSpec, label: string): Promise<LaunchedCommand> {
+    const host = this.pick(spec.owner)
+    if (label.startsWith('bash-')) this._taskHosts.set(label, host.label)
+    host.active++
+    try {
+      return await launchRemote(host, spec, {
+        shell: this.sshConfig.shell,
+        secretPatterns: this.config.secretEnvPatterns,
+        marker: `${this._markerPrefix}-${++this._markerSeq}`,
+      })
+    } catch (error) {
+      host.active = Math.max(0, host.active - 1)
+      throw error
+    } finally {
+      this._forgetEvictedTasks()
+    }
+  }
+
+  protected async disposeBackend(): Promise<void> {
+    await Promise.all(this._hosts.map((h) => h.dispose()))
+  }
+
+  /** The owner's pinned host; else the least busy host (pinning it for the owner). */
+  private pick(owner: string | undefined): SshHost {
+    if (owner !== undefined) {
+      const pinned = this._pins.get(owner)
+      if (pinned) return pinned
+    }
+    let best = this._hosts[0]
+    for (const host of this._hosts) if (host.active < best.active) best = host
+    if (owner !== undefined) this._pins.set(owner, best)
+    return best
+  }
+
+  private _forgetEvictedTasks(): void {
+    if (this._taskHosts.size <= this.config.maxFinishedTasks * 2) return
+    for (const id of this._taskHosts.keys()) if (!this.get(id)) this._taskHosts.delete(id)
+  }
+}
+
+function buildHost(config: SshExecutorConfig, host: SshHostConfig, index: number): SshHost {
+  const label = hostLabel(host)
+  let privateKey: string | Buffer
+  if (host.privateKeyPath !== undefined) {
+    try {
+      privateKey = readFileSync(host.privateKeyPath)
+    } catch (error) {
+      throw new Error(`invalid ssh executor config: hosts.${index}.privateKeyPath: cannot read ${host.privateKeyPath}: ${(error as Error).message}`)
+    }
+  } else {
+    privateKey = host.privateKey!
+  }
+  const parsed = ssh2.utils.parseKey(privateKey, host.passphrase)
+  const key = Array.isArray(parsed) ? parsed[0] : parsed
+  const keyName = host.privateKeyPath !== undefined ? 'privateKeyPath' : 'privateKey'
+  if (key instanceof Error) throw new Error(`invalid ssh executor config: hosts.${index}.${keyName}: ${key.message}`)
+  if (!key || key.isPrivateKey() !== true) throw new Error(`invalid ssh executor config: hosts.${index}.${keyName}: not a private key`)
+  let policy: HostKeyPolicy
+  if ('fingerprint' in host.hostKey) policy = new FingerprintPolicy(host.hostKey.fingerprint)
+  else policy = new KnownHostsPolicy(host.hostKey.knownHostsPath, host.host, host.port)
+  return new SshHost(
+    {
+      label,
+      connect: {
+        host: host.host,
+        port: host.port,
+        username: host.username,
+        privateKey,
+        passphrase: host.passphrase,
+        readyTimeout: config.readyTimeoutMs,
+        keepaliveInterval: config.keepaliveIntervalMs,
+        keepaliveCountMax: config.keepaliveCountMax,
+      },
+      policy,
+      maxSessions: config.maxSessionsPerConnection,
+      connectAttempts: config.connectAttempts,
+      reconnectDelayMs: config.reconnectDelayMs,
+      maxReconnectDelayMs: config.maxReconnectDelayMs,
+    },
+    config.shell,
+    config.graceMs,
+  )
+}

@@ -1,0 +1,161 @@
+import type { ClientChannel } from 'ssh2'
+import { ConnectionPool, type ConnectionSettings, type ExecHandle } from './connection.js'
+import { CONTROL_SCRIPT, execText } from './scripts.js'
+
+/** What a finished remote helper printed. */
+export interface HelperResult {
+  stdout: string
+  stderr: string
+  /** Exit code; null when it died from a signal or the channel closed without a status. */
+  code: number | null
+  /** True when the channel closed without an exit status (the connection went away). */
+  lost: boolean
+}
+
+export type ControlOp = 'count' | 'term' | 'wait'
+
+/**
+ * One remote machine: its connection pool, how busy it is (for pinning), and the processes of
+ * commands whose connection was lost, which are killed as soon as the host can be reached again.
+ */
+export class SshHost {
+  /** Commands launched here and not yet released (foreground runs and background tasks). */
+  active = 0
+  readonly pool: ConnectionPool
+  /** Markers of commands lost with their connection; their processes are killed on reconnection. */
+  private readonly orphans = new Set<string>()
+  private reapTimer?: NodeJS.Timeout
+  private reapDelay: number
+  private reaping?: Promise<void>
+  private disposed = false
+
+  constructor(
+    readonly settings: ConnectionSettings,
+    private readonly shell: string,
+    private readonly graceMs: number,
+  ) {
+    this.pool = new ConnectionPool(settings)
+    this.reapDelay = settings.reconnectDelayMs
+  }
+
+  get label(): string {
+    return this.settings.label
+  }
+
+  /** Markers of lost commands not yet cleaned up (for tests and diagnostics). */
+  get pendingOrphans(): number {
+    return this.orphans.size
+  }
+
+  /** Opens a channel running `text`; kicks the orphan reaper once the host answers again. */
+  async exec(text: string, setup: (handle: ExecHandle) => void, attempts?: number): Promise<ExecHandle> {
+    const handle = await this.pool.exec(text, setup, attempts)
+    if (this.orphans.size > 0 && !this.reaping) {
+      clearTimeout(this.reapTimer)
+      this.reapTimer = undefined
+      void this.reap()
+    }
+    return handle
+  }
+
+  /** The shell text of a control operation (see CONTROL_SCRIPT). */
+  controlText(op: ControlOp, pgid: number, marker: string, arg = 0): string {
+    return execText(this.shell, CONTROL_SCRIPT, 'dsh-bash-ssh-ctl', [op, String(pgid), marker, String(arg)])
+  }
+
+  /**
+   * Runs a helper to its end and returns what it printed. `stdin`: bytes to send then EOF; `null`
+   * keeps stdin open until the helper exits (control waits stop when stdin ends). `onChannel`
+   * receives the channel (to cancel it). Rejects only when no channel could be opened.
+   */
+  async runHelper(
+    text: string,
+    options: { stdin?: string | Uint8Array | null; onChannel?: (channel: ClientChannel) => void; attempts?: number } = {},
+  ): Promise<HelperResult> {
+    let finished!: Promise<HelperResult>
+    await this.exec(
+      text,
+      ({ channel }) => {
+        finished = collectHelper(channel, options.stdin)
+        options.onChannel?.(channel)
+      },
+      options.attempts,
+    )
+    return finished
+  }
+
+
+  /** Records a lost command: its processes are killed (TERM, then KILL) once the host answers. */
+  addOrphan(marker: string): void {
+    if (this.disposed) return
+    this.orphans.add(marker)
+    this.scheduleReap()
+  }
+
+  private scheduleReap(): void {
+    if (this.reapTimer || this.reaping || this.disposed || this.orphans.size === 0) return
+    this.reapTimer = setTimeout(() => {
+      this.reapTimer = undefined
+      void this.reap()
+    }, this.reapDelay)
+    this.reapTimer.unref?.()
+  }
+
+  /** One round of cleanup; on failure the next round comes after a doubled delay. */
+  private reap(attempts = 1): Promise<void> {
+    this.reaping ??= (async () => {
+      try {
+        for (const marker of [...this.orphans]) {
+          const result = await this.runHelper(this.controlText('term', 0, marker, this.graceMs), { stdin: null, attempts })
+          if (result.lost) throw new Error('lost again')
+          this.orphans.delete(marker)
+        }
+        this.reapDelay = this.settings.reconnectDelayMs
+      } catch {
+        this.reapDelay = Math.min(Math.max(this.reapDelay * 2, 100), this.settings.maxReconnectDelayMs)
+      } finally {
+        this.reaping = undefined
+      }
+      this.scheduleReap()
+    })()
+    return this.reaping
+  }
+
+  /** Last try to clean up lost commands (one connection attempt), then closes every connection. */
+  async dispose(): Promise<void> {
+    clearTimeout(this.reapTimer)
+    this.reapTimer = undefined
+    if (this.reaping) await this.reaping
+    clearTimeout(this.reapTimer)
+    this.reapTimer = undefined
+    if (this.orphans.size > 0) await this.reap(1)
+    this.disposed = true
+    clearTimeout(this.reapTimer)
+    this.reapTimer = undefined
+    if (this.orphans.size > 0) {
+      console.warn(`[dsh-bash-ssh] ${this.orphans.size} command(s) lost with the connection to ${this.label} could not be cleaned up; their processes may still run there`)
+    }
+    this.pool.close()
+  }
+}
+
+/** Collects what a helper prints until its channel closes. Attached synchronously (see SshConnection.exec). */
+function collectHelper(channel: ClientChannel, stdin: string | Uint8Array | null | undefined): Promise<HelperResult> {
+  return new Promise((resolve) => {
+    const out: Buffer[] = []
+    const err: Buffer[] = []
+    let code: number | null = null
+    let exited = false
+    channel.on('data', (chunk: Buffer) => out.push(chunk))
+    channel.stderr.on('data', (chunk: Buffer) => err.push(chunk))
+    channel.on('error', () => {})
+    channel.once('exit', (status: number | null) => {
+      exited = true
+      code = typeof status === 'number' ? status : null
+    })
+    channel.once('close', () =>
+      resolve({ stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8'), code, lost: !exited }),
+    )
+    if (stdin !== null) channel.end(stdin ?? undefined)
+  })
+}

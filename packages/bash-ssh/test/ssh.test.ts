@@ -1,0 +1,268 @@
+import { execFileSync } from 'node:child_process'
+import { readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { Context } from 'cordis'
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
+import { hostMatches, parseSshConfig, parseSshTarget, SshExecutor } from '../src/index.js'
+import { createSsh, hostEntry, type SshInstance } from './helpers.js'
+import { makeKeys, type SshdInstance, startSshd, TEST_USER, type TestKeys, unavailableReason, userProcesses } from './sshd.js'
+
+const skip = unavailableReason()
+if (skip) console.warn(`[dsh-bash-ssh] skipping the tests against a real sshd: ${skip}`)
+
+const WAIT = { timeout: 30_000, interval: 50 }
+
+/** Random digits for a process marker in argv (`sleep 1000.<digits>`). */
+function digits(): string {
+  return `${Math.floor(Math.random() * 1e9)}${Math.floor(Math.random() * 1e9)}`
+}
+
+describe('config', () => {
+  const host = { host: 'example.org', username: 'u', privateKey: 'x', hostKey: { fingerprint: `SHA256:${'A'.repeat(43)}` } }
+
+  it('applies the defaults', () => {
+    const config = parseSshConfig({ hosts: [host] })
+    expect(config.hosts[0].port).toBe(22)
+    expect(config).toMatchObject({ shell: 'bash', timeoutMs: 120_000, graceMs: 3_000, connectAttempts: 3, maxSessionsPerConnection: 10 })
+  })
+
+  it('names the bad key', () => {
+    expect(() => parseSshConfig({})).toThrow(/invalid ssh executor config: hosts must be a list/)
+    expect(() => parseSshConfig({ hosts: [] })).toThrow(/hosts must list at least one host/)
+    expect(() => parseSshConfig({ hosts: [{ ...host, port: 70000 }] })).toThrow(/hosts\.0\.port/)
+    expect(() => parseSshConfig({ hosts: [{ ...host, hostKey: undefined }] })).toThrow(/hosts\.0\.hostKey/)
+    expect(() => parseSshConfig({ hosts: [{ ...host, hostKey: { fingerprint: 'MD5:aa' } }] })).toThrow(/hosts\.0\.hostKey/)
+    expect(() => parseSshConfig({ hosts: [{ ...host, privateKey: undefined }] })).toThrow(/exactly one of privateKey and privateKeyPath/)
+    expect(() => parseSshConfig({ hosts: [host], graceMs: -1 })).toThrow(/graceMs must not be negative/)
+    expect(() => parseSshConfig({ hosts: [host], cwd: 'relative' })).toThrow(/cwd must be an absolute remote path/)
+    expect(() => parseSshConfig({ hosts: [host], bogus: 1 })).toThrow(/unknown key\(s\) "bogus"/)
+    expect(() => parseSshConfig({ hosts: [host, host] })).toThrow(/u@example\.org:22 is listed twice/)
+  })
+
+  it('refuses an unreadable or invalid private key, naming the key', () => {
+    const ctx = new Context()
+    expect(() => new SshExecutor(ctx, { hosts: [{ ...host, privateKey: undefined, privateKeyPath: '/no/such/key' }] })).toThrow(
+      /hosts\.0\.privateKeyPath: cannot read \/no\/such\/key/,
+    )
+    expect(() => new SshExecutor(ctx, { hosts: [{ ...host, privateKey: 'not a key' }] })).toThrow(/hosts\.0\.privateKey/)
+  })
+
+  it('parses user@host[:port] targets', () => {
+    expect(parseSshTarget('me@box')).toEqual({ username: 'me', host: 'box', port: 22 })
+    expect(parseSshTarget('me@10.0.0.1:2222')).toEqual({ username: 'me', host: '10.0.0.1', port: 2222 })
+    expect(parseSshTarget('me@[::1]:22')).toEqual({ username: 'me', host: '::1', port: 22 })
+    expect(() => parseSshTarget('box')).toThrow(/expected user@host\[:port\]/)
+  })
+
+  it('matches known_hosts patterns like OpenSSH', () => {
+    expect(hostMatches('a.example,b.example', 'b.example')).toBe(true)
+    expect(hostMatches('*.example,!bad.example', 'bad.example')).toBe(false)
+    expect(hostMatches('*.example', 'x.example')).toBe(true)
+    expect(hostMatches('[127.0.0.1]:2222', '[127.0.0.1]:2222')).toBe(true)
+    expect(hostMatches('127.0.0.1', '[127.0.0.1]:2222')).toBe(false)
+  })
+})
+
+describe.skipIf(skip !== undefined)('against real sshd servers', () => {
+  let keys: TestKeys
+  let a: SshdInstance
+  let b: SshdInstance
+  const instances: SshInstance[] = []
+
+  async function executor(config: Partial<Parameters<typeof createSsh>[0]> = {}, servers = [a]): Promise<SshExecutor> {
+    const instance = await createSsh({ cwd: keys.workdir, hosts: servers.map((s) => hostEntry(keys, s)), reconnectDelayMs: 100, ...config })
+    instances.push(instance)
+    return instance.executor
+  }
+
+  const run = (bash: SshExecutor, command: string, extra: Record<string, unknown> = {}) => bash.run(bash.resolve({ command, ...extra }))
+
+  beforeAll(async () => {
+    keys = makeKeys()
+    a = await startSshd(keys, 'a')
+    // A server that allows fewer sessions per connection than the executor assumes.
+    b = await startSshd(keys, 'b', { maxSessions: 3 })
+  })
+
+  afterEach(async () => {
+    for (const instance of instances.splice(0)) await instance.dispose()
+  })
+
+  afterAll(async () => {
+    // Every executor is disposed: no process of the test user is left on the "remote" machine, not
+    // even sshd's per-connection processes (all connections are closed).
+    if (keys) await vi.waitFor(() => expect(userProcesses()).toEqual([]), WAIT)
+    await a?.stop()
+    await b?.stop()
+    keys?.remove()
+  })
+
+  describe('host keys', () => {
+    it('accepts the key listed in known_hosts and a matching pinned fingerprint', async () => {
+      expect((await run(await executor(), 'echo ok')).stdout.text).toBe('ok\n')
+      const pinned = await executor({ hosts: [hostEntry(keys, a, { hostKey: { fingerprint: a.fingerprint } })] })
+      expect((await run(pinned, 'echo ok')).stdout.text).toBe('ok\n')
+    })
+
+    it('reads hashed known_hosts entries (ssh-keygen -H)', async () => {
+      const known = join(keys.dir, 'hashed_known_hosts')
+      writeFileSync(known, `[127.0.0.1]:${a.port} ${a.hostPublicKey}\n`)
+      execFileSync('ssh-keygen', ['-q', '-H', '-f', known], { stdio: 'ignore' })
+      expect(readFileSync(known, 'utf8')).toMatch(/^\|1\|/)
+      const bash = await executor({ hosts: [hostEntry(keys, a, { hostKey: { knownHostsPath: known } })] })
+      expect((await run(bash, 'echo ok')).stdout.text).toBe('ok\n')
+    })
+
+    it('refuses a changed host key, naming the host', async () => {
+      // known_hosts lists b's key under a's address: exactly what a replaced server key looks like.
+      const known = join(keys.dir, 'changed_known_hosts')
+      writeFileSync(known, `[127.0.0.1]:${a.port} ${b.hostPublicKey}\n`)
+      const bash = await executor({ hosts: [hostEntry(keys, a, { hostKey: { knownHostsPath: known } })] })
+      const error = await run(bash, 'echo never').then(
+        () => undefined,
+        (e: Error) => e,
+      )
+      expect(error?.message).toMatch(new RegExp(`^host key verification failed for ${TEST_USER}@127\\.0\\.0\\.1:${a.port}: the host key has CHANGED`))
+      expect(error?.message).toContain(a.fingerprint)
+    })
+
+    it('refuses an unknown host and a wrong pinned fingerprint', async () => {
+      const known = join(keys.dir, 'other_known_hosts')
+      writeFileSync(known, `[127.0.0.1]:${b.port} ${b.hostPublicKey}\n`)
+      const unknown = await executor({ hosts: [hostEntry(keys, a, { hostKey: { knownHostsPath: known } })] })
+      await expect(run(unknown, 'echo never')).rejects.toThrow(`host key verification failed for ${TEST_USER}@127.0.0.1:${a.port}: the host is unknown`)
+      const wrong = await executor({ hosts: [hostEntry(keys, a, { hostKey: { fingerprint: b.fingerprint } })] })
+      await expect(run(wrong, 'echo never')).rejects.toThrow(`does not match the pinned fingerprint ${b.fingerprint}`)
+    })
+
+    it('a server that is not there gives an error naming the host, after the retries', async () => {
+      const port = a.port === 1 ? 2 : 1
+      const bash = await executor({ hosts: [{ ...hostEntry(keys, a), port }], connectAttempts: 2, reconnectDelayMs: 10 })
+      await expect(run(bash, 'true')).rejects.toThrow(`cannot connect to ${TEST_USER}@127.0.0.1:${port}: connect ECONNREFUSED`)
+    })
+  })
+
+  describe('commands', () => {
+    it('runs in its own session and process group, with the non-interactive environment and no secrets', async () => {
+      const bash = await executor()
+      const result = await run(bash, 'ps -o pid=,pgid=,sid= -p $$; [ -t 0 ] || echo no-tty; echo "$NO_COLOR $TERM $PAGER $GIT_TERMINAL_PROMPT"; echo "${DSH_TEST_API_TOKEN-dropped} ${DSH_TEST_PLAIN-}"; id -un')
+      const [ids, ...rest] = result.stdout.text.split('\n')
+      const [pid, pgid, sid] = ids.trim().split(/\s+/)
+      expect(pgid).toBe(pid)
+      expect(sid).toBe(pid)
+      expect(rest.join('\n')).toBe(`no-tty\n1 dumb cat 0\ndropped visible\n${TEST_USER}\n`)
+    })
+
+    it('a trusted caller env wins; stdin is /dev/null by default', async () => {
+      const bash = await executor()
+      const result = await run(bash, 'echo "$TERM $X"; cat; readlink /proc/$$/fd/0', { env: { TERM: 'xterm', X: "it's" } })
+      expect(result.stdout.text).toBe("xterm it's\n/dev/null\n")
+    })
+
+    it('a command longer than one argument (>128 KiB) runs; one over maxCommandBytes is refused', async () => {
+      const bash = await executor()
+      const payload = 'x'.repeat(300 * 1024)
+      const result = await run(bash, `s='${payload}'\nprintf '%s' "$s" | wc -c\necho "$0"`)
+      expect(result.stdout.text.split('\n')[0]).toBe(String(payload.length))
+      // The temp file holding it is gone once read.
+      const path = result.stdout.text.split('\n')[1]
+      expect((await run(bash, `test -e '${path}' && echo present || echo gone`)).stdout.text).toBe('gone\n')
+      await expect(run(bash, `#${'y'.repeat(1024 * 1024)}`)).rejects.toThrow(/command is too long/)
+    })
+
+    it('exit codes and signals come from the remote exit status', async () => {
+      const bash = await executor()
+      expect(await run(bash, 'exit 7')).toMatchObject({ exitCode: 7, signal: null })
+      expect(await run(bash, 'kill -TERM $$')).toMatchObject({ exitCode: null, signal: 'SIGTERM' })
+    })
+
+    it('more commands at once than the server allows sessions per connection', async () => {
+      // b allows 3 sessions per connection; the executor assumes 10, learns, and opens more connections.
+      const bash = await executor({}, [b])
+      const m = digits()
+      const tasks = Array.from({ length: 8 }, () => bash.start(bash.resolve({ command: `sleep 1000.${m}` })))
+      const results = await Promise.all(Array.from({ length: 6 }, (_, i) => run(bash, `echo ${i}`)))
+      expect(results.map((r) => r.stdout.text)).toEqual(['0\n', '1\n', '2\n', '3\n', '4\n', '5\n'])
+      await vi.waitFor(() => expect(userProcesses(TEST_USER, `sleep 1000.${m}`).length).toBe(8), WAIT)
+      expect(tasks.every((t) => t.status === 'running')).toBe(true)
+      await Promise.all(tasks.map((t) => bash.kill(t.id)))
+      expect(tasks.every((t) => t.status === 'killed')).toBe(true)
+      expect(userProcesses(TEST_USER, `sleep 1000.${m}`)).toEqual([])
+    })
+  })
+
+  describe('pinning', () => {
+    it('pins each owner to one host at its first call, the least busy one', async () => {
+      const bash = await executor({}, [a, b])
+      const port = async (owner?: string) => (await run(bash, 'echo "${SSH_CONNECTION##* }"', { owner })).stdout.text.trim()
+      // Nothing runs: the first owner gets the first host.
+      expect(await port('session-1')).toBe(String(a.port))
+      expect(bash.hostOf('session-1')).toBe(`${TEST_USER}@127.0.0.1:${a.port}`)
+      // session-1 keeps a task running on a: the least busy host for a new owner is b.
+      const m = digits()
+      const task = bash.start(bash.resolve({ command: `sleep 1000.${m}`, owner: 'session-1' }))
+      expect(bash.hostOfTask(task.id)).toBe(`${TEST_USER}@127.0.0.1:${a.port}`)
+      expect(await port('session-2')).toBe(String(b.port))
+      expect(bash.hostOf('session-2')).toBe(`${TEST_USER}@127.0.0.1:${b.port}`)
+      // Pins hold whatever the load: session-2 stays on b, session-1 on a.
+      const task2 = bash.start(bash.resolve({ command: `sleep 1000.${m}`, owner: 'session-2' }))
+      const task3 = bash.start(bash.resolve({ command: `sleep 1000.${m}`, owner: 'session-2' }))
+      expect(await port('session-2')).toBe(String(b.port))
+      expect(await port('session-1')).toBe(String(a.port))
+      // A call without owner goes to the least busy host (a: 1 task, b: 2).
+      expect(await port()).toBe(String(a.port))
+      expect(bash.load()).toEqual({ [`${TEST_USER}@127.0.0.1:${a.port}`]: 1, [`${TEST_USER}@127.0.0.1:${b.port}`]: 2 })
+      for (const t of [task, task2, task3]) await bash.kill(t.id)
+      expect(userProcesses(TEST_USER, `sleep 1000.${m}`)).toEqual([])
+    })
+  })
+
+  describe('lost connection', () => {
+    it('sshd killed in the middle of a call: the run rejects naming the host, tasks become killed with a reason, nothing hangs, nothing survives', async () => {
+      const c = await startSshd(keys, 'c')
+      try {
+        const bash = await executor({ graceMs: 300 }, [c])
+        const m = digits()
+        const done: string[] = []
+        bash.onTaskDone((t) => done.push(t.id))
+        const task = bash.start(bash.resolve({ command: `echo begun; sleep 1000.${m}` }))
+        const call = run(bash, `sleep 1000.${m}`, { timeoutMs: 600_000 }).then(
+          () => undefined,
+          (e: Error) => e,
+        )
+        await vi.waitFor(() => expect(userProcesses(TEST_USER, `sleep 1000.${m}`).length).toBe(2), WAIT)
+        await c.kill()
+        const error = await call
+        expect(error?.message).toBe(`connection to ${TEST_USER}@127.0.0.1:${c.port} lost`)
+        await task.done
+        expect(task.status).toBe('killed')
+        expect(task.reason).toBe(`connection to ${TEST_USER}@127.0.0.1:${c.port} lost`)
+        expect(done).toEqual([task.id])
+        expect(bash.readOutput(task.id).delta).toBe('begun\n')
+        // The commands outlived their connection on the server; once it is back, the executor
+        // reconnects and kills them.
+        await c.restart()
+        await vi.waitFor(() => expect(userProcesses(TEST_USER, `sleep 1000.${m}`)).toEqual([]), WAIT)
+        // The executor works again.
+        expect((await run(bash, 'echo back')).stdout.text).toBe('back\n')
+      } finally {
+        for (const instance of instances.splice(0)) await instance.dispose()
+        await c.stop()
+      }
+    })
+  })
+
+  describe('disposal', () => {
+    it('kills every remote task, escapees included, and closes the connections', async () => {
+      const bash = await executor({}, [a, b])
+      const m = digits()
+      bash.start(bash.resolve({ command: `sleep 1000.${m}`, owner: 'x' }))
+      bash.start(bash.resolve({ command: `setsid sleep 1000.${m} & sleep 1000.${m}`, owner: 'y' }))
+      // The second task's shell has the marker in its command line too: four processes.
+      await vi.waitFor(() => expect(userProcesses(TEST_USER, `sleep 1000.${m}`).length).toBe(4), WAIT)
+      for (const instance of instances.splice(0)) await instance.dispose()
+      expect(userProcesses(TEST_USER, `sleep 1000.${m}`)).toEqual([])
+      await vi.waitFor(() => expect(userProcesses(TEST_USER, 'sshd:')).toEqual([]), WAIT)
+    })
+  })
+})
