@@ -39,6 +39,8 @@ export const messages = {
  */
 export async function decide(policy: Policy, command: string): Promise<Decision> {
   if (typeof command !== 'string') return { kind: 'ask', reason: messages.uncertain('the command is not a string') }
+  // bash cannot receive a NUL in its script; what it would run instead is anybody's guess.
+  if (command.includes('\0')) return { kind: 'ask', reason: messages.uncertain('the command contains a NUL character') }
   const bytes = Buffer.byteLength(command, 'utf8')
   if (bytes > policy.maxCommandBytes) {
     return { kind: 'ask', reason: messages.uncertain(`the command is longer than ${policy.maxCommandBytes} bytes (${bytes})`) }

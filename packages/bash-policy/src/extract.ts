@@ -1,7 +1,7 @@
 import type { Parser } from 'web-tree-sitter'
 import { inspect } from './commands.js'
 import { isRiskyVariable } from './environment.js'
-import { parseScript, type SyntaxNode } from './parser.js'
+import { ParseTimeout, parseScript, type SyntaxNode } from './parser.js'
 import { Uncertain, wordsOf, type Word } from './unquote.js'
 import { WRAPPERS, isHarmlessTarget, type Stdin } from './wrappers.js'
 
@@ -38,6 +38,9 @@ export type Finding = CommandFinding | UncertainFinding | FlagFinding
 /** Scripts inside scripts (`bash -c "eval '…'"`) deeper than this are not read. */
 export const MAX_NESTING = 8
 
+/** All parsing for one line must finish within this time; hostile input can be slow to recover. */
+export const PARSE_BUDGET_MS = 1000
+
 const REDIRECTS = new Set(['file_redirect', 'heredoc_redirect', 'herestring_redirect'])
 const LITERAL_TEXT = new Set(['raw_string', 'ansi_c_string', 'string_content', 'word', 'heredoc_content'])
 
@@ -58,13 +61,14 @@ interface Info {
 
 /** Every simple command of a command line, in order, with what could not be read. */
 export function extract(parser: Parser, text: string, maxCommands: number): Finding[] {
-  const extractor = new Extractor(parser)
+  const extractor = new Extractor(parser, performance.now() + PARSE_BUDGET_MS)
   try {
     extractor.script(text, 0, [])
   } catch (error) {
-    // A stack overflow on absurd nesting: say so rather than guess.
-    if (!(error instanceof RangeError)) throw error
-    extractor.uncertain('the command is nested too deeply')
+    // A stack overflow on absurd nesting, or a parse past its deadline: say so rather than guess.
+    if (error instanceof ParseTimeout) extractor.uncertain(`parsing took longer than ${PARSE_BUDGET_MS} ms`)
+    else if (error instanceof RangeError) extractor.uncertain('the command is nested too deeply')
+    else throw error
   }
   if (extractor.count > maxCommands) extractor.uncertain(`more than ${maxCommands} commands`)
   if (extractor.arithmetic && extractor.hiddenSubstitution) {
@@ -79,7 +83,10 @@ class Extractor {
   arithmetic = false
   hiddenSubstitution = false
 
-  constructor(private readonly parser: Parser) {}
+  constructor(
+    private readonly parser: Parser,
+    private readonly deadline: number,
+  ) {}
 
   uncertain(why: string): void {
     if (!this.findings.some((finding) => finding.kind === 'uncertain' && finding.why === why)) {
@@ -90,7 +97,7 @@ class Extractor {
   script(text: string, depth: number, redirects: string[]): void {
     if (depth > MAX_NESTING) return this.uncertain(`scripts are nested more than ${MAX_NESTING} levels deep`)
     const src = this.joinContinuations(text)
-    const { root, hasError } = parseScript(this.parser, src)
+    const { root, hasError } = parseScript(this.parser, src, this.deadline)
     if (hasError) this.uncertain(syntaxError(root, src))
     this.walk(root, { src, depth, redirects })
   }
@@ -107,7 +114,7 @@ class Extractor {
       if (['raw_string', 'ansi_c_string', 'heredoc_body', 'comment'].includes(node.type)) protectedRanges.push([node.start, node.end])
       else node.children.forEach(visit)
     }
-    visit(parseScript(this.parser, text).root)
+    visit(parseScript(this.parser, text, this.deadline).root)
     let out = ''
     let from = 0
     for (let i = text.indexOf('\\\n'); i >= 0; i = text.indexOf('\\\n', i + 1)) {
@@ -199,27 +206,46 @@ class Extractor {
   /**
    * The grammar misses substitutions at the start of an indented heredoc line, so the body of an
    * unquoted heredoc is read again as the inside of a double-quoted string, which expands the same
-   * way. A `"` that would end that string is escaped and the text parsed again.
+   * way. A `"` is literal in a heredoc but would end that string: first every `"` is escaped to find
+   * where the substitutions are, then the quotes inside them are put back and the text parsed again.
    */
   private heredocBody(redirect: SyntaxNode, scope: Scope): void {
     const heredoc = heredocText(redirect, scope.src)
     if (!heredoc || heredoc.quoted || !/[$`]/.test(heredoc.text)) return
-    let text = heredoc.text
-    for (let attempt = 0; attempt < 64; attempt++) {
-      const synthetic = `"${text}"`
-      const { root, hasError } = parseScript(this.parser, synthetic)
-      let string = root
-      while (string.type !== 'string' && string.children.length) string = string.children[0]
-      if (string.type !== 'string' || string.start !== 0) break
-      if (string.end === synthetic.length) {
-        if (hasError) this.uncertain(`syntax error in a heredoc: ${syntaxError(root, synthetic).replace(/^syntax error:? ?/, '')}`)
-        return this.walkChildren(string, { src: synthetic, depth: scope.depth + 1, redirects: [] })
-      }
-      const at = string.end - 2
-      if (text[at] !== '"') break
-      text = `${text.slice(0, at)}\\"${text.slice(at + 1)}`
+    const body = heredoc.text
+    const escaped = this.asString(body.replace(/"/g, '\\"'))
+    if (!escaped) return this.uncertain('a heredoc body could not be read with certainty')
+    // Offsets in the escaped text map back to the body by counting the added backslashes.
+    const toBody: number[] = []
+    for (let i = 0, j = 0; i < body.length; i++, j++) {
+      if (body[i] === '"') toBody[j++] = i
+      toBody[j] = i
     }
-    this.uncertain('a heredoc body could not be read with certainty')
+    toBody.push(body.length)
+    let restored = ''
+    let from = 0
+    for (const child of escaped.string.children) {
+      if (!child.named || child.type === 'string_content') continue
+      const start = toBody[child.start - 1] ?? body.length
+      const end = toBody[child.end - 1] ?? body.length
+      restored += body.slice(from, start).replace(/"/g, '\\"') + body.slice(start, end)
+      from = end
+    }
+    restored += body.slice(from).replace(/"/g, '\\"')
+    const final = restored === escaped.text.slice(1, -1) ? escaped : this.asString(restored)
+    const chosen = final ?? escaped
+    if (!final || chosen.hasError) this.uncertain('a heredoc body could not be read with certainty')
+    this.walkChildren(chosen.string, { src: chosen.text, depth: scope.depth + 1, redirects: [] })
+  }
+
+  /** Parses `"text"`; undefined unless the whole of it is one string. */
+  private asString(text: string): { string: SyntaxNode; text: string; hasError: boolean } | undefined {
+    const synthetic = `"${text}"`
+    const { root, hasError } = parseScript(this.parser, synthetic, this.deadline)
+    let string = root
+    while (string.type !== 'string' && string.children.length) string = string.children[0]
+    if (string.type !== 'string' || string.start !== 0 || string.end !== synthetic.length) return undefined
+    return { string, text: synthetic, hasError }
   }
 
   private redirected(node: SyntaxNode, scope: Scope): void {

@@ -43,10 +43,16 @@ export function loadParser(): Promise<Parser> {
   return loading
 }
 
+/** Thrown when parsing runs past its deadline (error recovery on hostile input can be slow). */
+export class ParseTimeout extends Error {}
+
 /** Parses a script into a plain tree and frees the wasm tree at once. */
-export function parseScript(parser: Parser, text: string): ParsedScript {
-  const tree = parser.parse(text)
-  if (!tree) throw new Error('tree-sitter returned no tree')
+export function parseScript(parser: Parser, text: string, deadline = Infinity): ParsedScript {
+  const tree = parser.parse(text, null, deadline === Infinity ? undefined : { progressCallback: () => performance.now() > deadline })
+  if (!tree) {
+    if (performance.now() > deadline) throw new ParseTimeout()
+    throw new Error('tree-sitter returned no tree')
+  }
   try {
     const cursor = tree.walk()
     try {

@@ -418,6 +418,13 @@ family('syntax errors and limits', [
   ['{rm,-rf,/}', 'ask', 'syntax error'],
   ['echo ok; rm -rf / ; )', 'deny'],
   [`echo ${'x'.repeat(17000)}`, 'ask', 'the command is longer than 16384 bytes'],
+  ['ls\0rm -rf /', 'ask', 'the command contains a NUL character'],
+  [`echo ${'$('.repeat(2500)}ls${')'.repeat(2500)}`, 'ask', 'could not be parsed with certainty'],
+  [`${'( '.repeat(1000)}rm -rf /${' )'.repeat(1000)}`, 'deny'],
+  [`${'( '.repeat(4000)}ls${' )'.repeat(4000)}`, 'ask', 'could not be parsed with certainty'],
+  // `((` opens arithmetic in bash; the grammar does not fall back to subshells as bash does.
+  [`${'('.repeat(100)}rm -rf /${')'.repeat(100)}`, 'ask', 'syntax error'],
+  [`${'true;'.repeat(3000)}rm -rf /`, 'deny'],
 ])
 
 family('functions, heredocs, compound commands', [
@@ -445,6 +452,9 @@ family('functions, heredocs, compound commands', [
   ['cat <<EOF\na"b\'$(rm -rf /)\'c\nEOF', 'deny'],
   ['bash <<EOF\n\trm -rf /\nEOF', 'deny'],
   ['cat <<EOF\n  $(date) and "$(whoami)"\nEOF', 'allow'],
+  ['cat <<EOF\n"q" $(echo ")") $(rm -rf / "x")\nEOF', 'deny'],
+  ['cat <<EOF\n${x:-"$(rm -rf /)"}\nEOF', 'deny'],
+  [`cat <<EOF\n${'"x" $(ls)\n'.repeat(1000)}  $(rm -rf /)\nEOF`, 'deny'],
 ])
 
 export const corpus: readonly Case[] = cases
