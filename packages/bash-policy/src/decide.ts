@@ -4,10 +4,17 @@ import { compilePattern, matchPattern, type MatchResult, type Pattern } from './
 import { loadParser } from './parser.js'
 import type { Decision, Policy } from './types.js'
 
+/** A rule list indexed by the pattern's first word, so a command only meets rules for its name. */
+interface RuleList {
+  byName: Map<string, { pattern: Pattern; index: number }[]>
+  /** Patterns whose first word has a `*` (or that are just `*`). */
+  wild: { pattern: Pattern; index: number }[]
+}
+
 interface Compiled {
-  deny: Pattern[]
-  ask: Pattern[]
-  allow: Pattern[]
+  deny: RuleList
+  ask: RuleList
+  allow: RuleList
 }
 
 const compiled = new WeakMap<Policy, Compiled>()
@@ -15,10 +22,29 @@ const compiled = new WeakMap<Policy, Compiled>()
 function compile(policy: Policy): Compiled {
   let entry = compiled.get(policy)
   if (!entry) {
-    entry = { deny: policy.deny.map(compilePattern), ask: policy.ask.map(compilePattern), allow: policy.allow.map(compilePattern) }
+    entry = { deny: index(policy.deny), ask: index(policy.ask), allow: index(policy.allow) }
     compiled.set(policy, entry)
   }
   return entry
+}
+
+function index(sources: readonly string[]): RuleList {
+  const list: RuleList = { byName: new Map(), wild: [] }
+  sources.forEach((source, index) => {
+    const pattern = compilePattern(source)
+    const first = pattern.words[0]
+    if (typeof first !== 'string') list.wild.push({ pattern, index })
+    else list.byName.set(first, [...(list.byName.get(first) ?? []), { pattern, index }])
+  })
+  return list
+}
+
+/** The rules that could match a command named `name`, in policy order. */
+function candidates(list: RuleList, name: string): Pattern[] {
+  const base = name.includes('/') ? name.slice(name.lastIndexOf('/') + 1) : undefined
+  const found = [...(list.byName.get(name) ?? []), ...((base && list.byName.get(base)) || []), ...list.wild]
+  if (found.length > 1) found.sort((a, b) => a.index - b.index)
+  return found.map((entry) => entry.pattern)
 }
 
 /** The stable messages; the README lists every one. */
@@ -65,9 +91,9 @@ function decideParsed(policy: Policy, findings: Finding[]): Decision {
   return ask ?? { kind: 'allow' }
 }
 
-function firstMatch(patterns: Pattern[], finding: CommandFinding, mode: 'allow' | 'restrict'): { result: MatchResult; rule?: string } {
+function firstMatch(list: RuleList, finding: CommandFinding, mode: 'allow' | 'restrict'): { result: MatchResult; rule?: string } {
   let maybe: string | undefined
-  for (const pattern of patterns) {
+  for (const pattern of candidates(list, finding.words[0].text)) {
     const result = matchPattern(pattern, finding.words, mode)
     if (result === 'yes') return { result, rule: pattern.source }
     if (result === 'maybe') maybe ??= pattern.source
