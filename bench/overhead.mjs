@@ -1,0 +1,121 @@
+/**
+ * 1. Call overhead of a foreground `true`.
+ *   bare     child_process.spawn of `bash --noprofile --norc -c true` (pipes drained, until 'close')
+ *   executor ctx.bash.run(ctx.bash.resolve({command: 'true'})) — the executor alone (diagnostic)
+ *   tools    ctx.tools.execute('bash', …) in-process, called by a real agent (the whole pipeline)
+ *   mcp      the MCP server (packages/cli/dist/main.js mcp) over stdio with the SDK Client
+ *   sandbox  ctx.tools.execute('bash', …) over the sandbox executor   (when it has landed)
+ *   ssh      ctx.tools.execute('bash', …) over the SSH executor to a local sshd (when it has landed)
+ * Every round runs each variant once, in a rotated order, so drift and noise hit all alike.
+ */
+import { bareSpawn, createApp } from './lib/app.mjs'
+import { mcpUnavailable, startMcp } from './lib/mcp.mjs'
+import { sandboxExecutor } from './lib/optional.mjs'
+import { sshSetup } from './lib/ssh.mjs'
+import { median, p90, rotate, round, summary } from './lib/stats.mjs'
+
+const ARGS = { command: 'true', description: 'Run the true command' }
+
+export async function run({ quick = false, log = () => {} } = {}) {
+  const rounds = quick ? 40 : 400
+  const warmup = quick ? 5 : 20
+  const variants = []
+  const notMeasured = {}
+  const cleanups = []
+  try {
+    variants.push({ name: 'bare', fn: () => bareSpawn('true').then((r) => (r.code === 0 ? '(no output)' : `exit ${r.code}`)) })
+
+    const app = await createApp()
+    cleanups.push(() => app.dispose())
+    const agent = app.agent('bench-overhead')
+    variants.push({
+      name: 'executor',
+      fn: async () => {
+        const r = await app.bash.run(app.bash.resolve({ command: 'true', owner: 'bench-overhead' }))
+        return r.exitCode === 0 && r.stdout.text === '' ? '(no output)' : JSON.stringify(r)
+      },
+    })
+    variants.push({ name: 'tools', fn: () => app.text('bash', ARGS, agent) })
+
+    const mcpWhy = mcpUnavailable()
+    if (mcpWhy) notMeasured.mcp = `not measured: ${mcpWhy}`
+    else {
+      try {
+        const mcp = await startMcp()
+        cleanups.push(() => mcp.close())
+        variants.push({ name: 'mcp', fn: () => mcp.call('bash', ARGS).then((r) => (r.isError ? `Error: ${r.text}` : r.text)) })
+      } catch (error) {
+        notMeasured.mcp = `not measured: ${error.message.split('\n')[0]}`
+      }
+    }
+
+    const sandbox = await sandboxExecutor()
+    if (!sandbox.available) notMeasured.sandbox = sandbox.reason
+    else {
+      try {
+        const sapp = await createApp({ executor: sandbox.plugin, config: sandbox.config })
+        cleanups.push(() => sapp.dispose())
+        const sagent = sapp.agent('bench-overhead-sandbox')
+        const probe = await sapp.call('bash', ARGS, sagent)
+        if (probe.isError) throw new Error(probe.content.map((c) => c.text).join('\n'))
+        variants.push({ name: 'sandbox', fn: () => sapp.text('bash', ARGS, sagent) })
+      } catch (error) {
+        notMeasured.sandbox = `not measured: the sandbox executor fails here: ${error.message.split('\n')[0]}`
+      }
+    }
+
+    const ssh = await sshSetup()
+    if (!ssh.available) notMeasured.ssh = ssh.reason
+    else {
+      cleanups.push(() => ssh.stop())
+      try {
+        const sapp = await createApp({ executor: ssh.plugin, config: ssh.config, workspace: ssh.workspace })
+        cleanups.push(() => sapp.dispose())
+        const sagent = sapp.agent('bench-overhead-ssh', ssh.workspace)
+        const probe = await sapp.call('bash', ARGS, sagent)
+        if (probe.isError) throw new Error(probe.content.map((c) => c.text).join('\n'))
+        variants.push({ name: 'ssh', fn: () => sapp.text('bash', ARGS, sagent) })
+      } catch (error) {
+        notMeasured.ssh = `not measured: the SSH executor fails here: ${error.message.split('\n')[0]}`
+      }
+    }
+
+    const times = Object.fromEntries(variants.map((v) => [v.name, []]))
+    const wrong = Object.fromEntries(variants.map((v) => [v.name, []]))
+    log(`overhead: ${warmup} warm-up + ${rounds} rounds of ${variants.map((v) => v.name).join(', ')}`)
+    for (let i = 0; i < warmup + rounds; i++) {
+      for (const variant of rotate(variants, i)) {
+        const t0 = performance.now()
+        const text = await variant.fn()
+        const dt = performance.now() - t0
+        if (text !== '(no output)' && wrong[variant.name].length < 3) wrong[variant.name].push(text)
+        if (i >= warmup) times[variant.name].push(dt)
+      }
+    }
+
+    const stats = Object.fromEntries(Object.entries(times).map(([name, t]) => [name, summary(t)]))
+    const paired = (name, base) => {
+      if (!times[name] || !times[base]) return undefined
+      return times[name].map((t, i) => t / times[base][i])
+    }
+    const ratios = {}
+    for (const name of Object.keys(times)) {
+      if (name === 'bare') continue
+      ratios[`${name}/bare`] = { ofMedians: round(median(times[name]) / median(times.bare)), pairedMedian: round(median(paired(name, 'bare'))), pairedP90: round(p90(paired(name, 'bare'))) }
+    }
+    const extraVsLocal = {}
+    for (const name of ['sandbox', 'ssh']) {
+      if (!times[name]) continue
+      const diffs = times[name].map((t, i) => t - times.tools[i])
+      extraVsLocal[name] = {
+        extraMsMedian: round(median(times[name]) - median(times.tools)),
+        pairedExtraMsMedian: round(median(diffs)),
+        pairedExtraMsP90: round(p90(diffs)),
+        ratio: round(median(times[name]) / median(times.tools)),
+      }
+    }
+    return { rounds, warmup, stats, ratios, extraVsLocal, notMeasured, wrongOutputs: wrong }
+  } finally {
+    for (const cleanup of cleanups.reverse()) await cleanup()
+  }
+}
