@@ -1,0 +1,63 @@
+import { mkdtempSync, realpathSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { Context } from 'cordis'
+import type { ConformanceConfig, ConformanceInstance } from '@deepseek-ai/dsh-bash/conformance'
+import { pidsWithCmdline } from '@deepseek-ai/dsh-bash-local'
+import { SandboxExecutor, type SandboxExecutorConfigInput } from '../src/index.js'
+
+/** Live processes (zombies excluded) whose command line contains `marker`. */
+export async function countProcesses(marker: string): Promise<number> {
+  return pidsWithCmdline(marker).length
+}
+
+/** A private physical directory; removed by the returned function. */
+export function scratchDir(prefix = 'dsh-bash-sandbox-test-'): { path: string; remove(): void } {
+  const path = realpathSync(mkdtempSync(join(tmpdir(), prefix)))
+  return { path, remove: () => rmSync(path, { recursive: true, force: true }) }
+}
+
+let probed: { reason?: string } | undefined
+
+/**
+ * Why real-bwrap tests cannot run here (bwrap missing, or no namespaces), or undefined when they
+ * can. Probed once per test file; the reason is printed so a skipped run says why.
+ */
+export function sandboxUnavailable(): string | undefined {
+  if (!probed) {
+    const executor = new SandboxExecutor(new Context(), {})
+    probed = { reason: executor.unavailableReason }
+    void executor.shutdown()
+    if (probed.reason) console.warn(`[bash-sandbox tests] skipping the tests that need bwrap: ${probed.reason}`)
+  }
+  return probed.reason
+}
+
+export interface SandboxInstance extends ConformanceInstance {
+  executor: SandboxExecutor
+}
+
+/** A SandboxExecutor loaded as a cordis plugin on a fresh root context. */
+export async function createSandbox(config: SandboxExecutorConfigInput = {}): Promise<SandboxInstance> {
+  const ctx = new Context()
+  let error: unknown
+  ctx.on('internal/error', (e: unknown) => {
+    error = e
+  })
+  const fork = ctx.plugin(SandboxExecutor, { graceMs: 300, ...config })
+  const executor = ctx.get('bash') as SandboxExecutor | undefined
+  if (!executor) throw error ?? new Error('the sandbox executor did not load')
+  return {
+    ctx,
+    executor,
+    async dispose() {
+      fork.dispose()
+      await executor.shutdown()
+    },
+  }
+}
+
+/** The conformance factory: `base` under the suite's settings. */
+export function sandboxFactory(base: SandboxExecutorConfigInput) {
+  return (config?: ConformanceConfig) => createSandbox({ ...base, ...config })
+}
