@@ -2,15 +2,9 @@ import { readFileSync, statSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 
-/** A mistake in the command line: printed with the command's usage hint, exit code 2. */
-export class UsageError extends Error {
-  constructor(
-    message: string,
-    readonly command?: string,
-  ) {
-    super(message)
-  }
-}
+import { UsageError } from './errors.js'
+
+export { UsageError }
 
 export const EXECUTORS = ['local', 'sandbox', 'ssh'] as const
 export type ExecutorKind = (typeof EXECUTORS)[number]
@@ -56,7 +50,8 @@ function parseFlags<S extends Spec>(command: string, args: string[], options: S)
 function flagError(error: unknown): string {
   const message = error instanceof Error ? error.message : String(error)
   const code = (error as { code?: string }).code
-  const flag = /'(-[^' ]+)/.exec(message)?.[1]
+  // "Option '-h, --help' …" names both forms: keep the long one.
+  const flag = /'(?:-\w, )?(--?[^' ,]+)/.exec(message)?.[1]
   switch (code) {
     case 'ERR_PARSE_ARGS_UNKNOWN_OPTION':
       return `unknown flag ${flag ?? message}`

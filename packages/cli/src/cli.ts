@@ -1,24 +1,8 @@
 import { readFileSync } from 'node:fs'
-import { parseMcpArgs, parseReplArgs, UsageError } from './args.js'
-import { logToStderr, StartupError } from './compose.js'
-import { MCP_HELP, runMcp } from './mcp-command.js'
-import { REPL_HELP, runRepl } from './repl.js'
+import { parseMcpArgs, parseReplArgs } from './args.js'
+import { StartupError, UsageError } from './errors.js'
+import { MAIN_HELP, MCP_HELP, REPL_HELP } from './help.js'
 
-export const MAIN_HELP = `Usage: dsh-bash <command> [flags]
-
-The bash tools (bash, bash_output, bash_kill) for models and people.
-
-Commands:
-  mcp     serve the tools to MCP clients (stdio, or Streamable HTTP with --http HOST:PORT)
-  repl    play the model: run commands through the tools and read exactly what a model reads
-  help    show help for a command (dsh-bash help mcp)
-
-Flags:
-  -h, --help      show this help
-  -v, --version   print the version
-
-Run "dsh-bash <command> --help" for the flags of a command.
-Exit codes: 0 ok, 1 runtime failure, 2 usage error.`
 
 const HELP: Record<string, string> = { mcp: MCP_HELP, repl: REPL_HELP }
 
@@ -41,14 +25,20 @@ export async function main(argv: string[], io: { out?: NodeJS.WritableStream; er
     if (command.startsWith('-')) throw new UsageError(`unknown flag ${command}`)
     if (!HELP[command]) throw new UsageError(`unknown command ${JSON.stringify(command)} (expected mcp or repl)`)
     name = `dsh-bash ${command}`
-    logToStderr()
     if (command === 'mcp') {
       const options = parseMcpArgs(rest)
       if (options === 'help') return write(out, MCP_HELP), 0
+      // Loaded only now: help and usage errors stay fast.
+      const { logToStderr } = await import('./compose.js')
+      logToStderr()
+      const { runMcp } = await import('./mcp-command.js')
       return await runMcp(options)
     }
     const options = parseReplArgs(rest)
     if (options === 'help') return write(out, REPL_HELP), 0
+    const { logToStderr } = await import('./compose.js')
+    logToStderr()
+    const { runRepl } = await import('./repl.js')
     return await runRepl(options)
   } catch (error) {
     if (error instanceof UsageError) {

@@ -5,6 +5,9 @@ import { LocalExecutor } from '@deepseek-ai/dsh-bash-local'
 import { ToolBash } from '@deepseek-ai/dsh-tool-bash'
 import { ToolRegistry } from '@deepseek-ai/dsh-tools'
 import type { CommonOptions, ExecutorKind } from './args.js'
+import { StartupError, UsageError } from './errors.js'
+
+export { StartupError }
 
 /** A composed application: the tools over one executor. */
 export interface App {
@@ -13,8 +16,6 @@ export interface App {
   shutdown(): Promise<void>
 }
 
-/** A startup failure that is not a usage error (exit code 1). */
-export class StartupError extends Error {}
 
 /** The packages and exports of the executors that are loaded on demand. */
 const OPTIONAL_EXECUTORS: Record<Exclude<ExecutorKind, 'local'>, { module: string; export: string }> = {
@@ -51,6 +52,10 @@ export async function loadExecutor(kind: ExecutorKind): Promise<PluginClass> {
   return plugin as PluginClass
 }
 
+/**
+ * Loads the policy plugin and validates the file up front: a policy that cannot be read is a usage
+ * error naming the place in the file, not a server that denies everything.
+ */
 async function loadPolicy(path: string): Promise<{ plugin: unknown; config: unknown }> {
   let loaded: Record<string, unknown>
   try {
@@ -62,10 +67,11 @@ async function loadPolicy(path: string): Promise<{ plugin: unknown; config: unkn
   const load = loaded[POLICY.load]
   if (!plugin || typeof load !== 'function') throw new StartupError(`--policy is not available: ${POLICY.module} has no ${POLICY.plugin}/${POLICY.load}`)
   try {
-    return { plugin, config: await (load as (path: string) => unknown)(path) }
+    ;(load as (path: string) => unknown)(path)
   } catch (error) {
-    throw new StartupError(`--policy: ${firstLine(error)}`)
+    throw new UsageError(`--policy: ${firstLine(error)}`)
   }
+  return { plugin, config: { file: path } }
 }
 
 /**

@@ -1,29 +1,10 @@
 import type { Context } from 'cordis'
 import { generateToken, type HttpHandle, McpHost, serveHttp, serveStdio, type StdioHandle } from '@deepseek-ai/dsh-mcp'
 import type { McpOptions } from './args.js'
-import { composeApp, StartupError } from './compose.js'
+import { composeApp } from './compose.js'
+import { StartupError } from './errors.js'
 import { onStopSignals } from './signals.js'
 
-export const MCP_HELP = `Usage: dsh-bash mcp [flags]
-
-Serves the bash tools (bash, bash_output, bash_kill) to MCP clients.
-Without --http it speaks MCP over stdio (one session); stdout carries the protocol.
-
-Flags:
-  --http HOST:PORT        serve Streamable HTTP at http://HOST:PORT/mcp instead of stdio
-                          (PORT 0 picks a free port; the URL is printed on stderr)
-  --token TOKEN           the bearer token HTTP clients must send (default: $DSH_BASH_TOKEN,
-                          else a random token printed on stderr)
-  --allow-origin ORIGIN   also accept browser requests from ORIGIN (repeatable; HTTP only)
-  --workdir DIR           the workspace of every session (default: the client's first root,
-                          else the current directory)
-  --executor KIND         local (default), sandbox or ssh
-  --executor-config JSON  executor settings as a JSON object, or @FILE (e.g. '{"timeoutMs":60000}')
-  --policy FILE           a command policy file (needs @deepseek-ai/dsh-bash-policy)
-  -h, --help              show this help
-
-Stopping the server (stdin closed, SIGINT, SIGTERM) kills every task it started.
-Exit codes: 0 ok, 1 runtime failure, 2 usage error.`
 
 /** Runs `dsh-bash mcp`; resolves with the exit code once the server stopped. */
 export async function runMcp(options: McpOptions): Promise<number> {

@@ -5,33 +5,13 @@ import type { Context } from 'cordis'
 import type { Agent } from '@deepseek-ai/dsh-agent'
 import type { ApprovalDecision, ApprovalRequest, ToolResult } from '@deepseek-ai/dsh-tools'
 import type { ReplOptions } from './args.js'
-import { type App, composeApp, StartupError } from './compose.js'
+import { type App, composeApp } from './compose.js'
+import { StartupError } from './errors.js'
+import { REPL_COMMANDS } from './help.js'
 import { LineReader } from './lines.js'
 import { onStopSignals } from './signals.js'
 
-export const REPL_HELP = `Usage: dsh-bash repl [flags]
 
-Play the model: type a command and see exactly the text the model would get.
-
-Flags:
-  --workdir DIR           the session's workspace (default: the current directory)
-  --executor KIND         local (default), sandbox or ssh
-  --executor-config JSON  executor settings as a JSON object, or @FILE
-  --policy FILE           a command policy file (needs @deepseek-ai/dsh-bash-policy)
-  -h, --help              show this help
-
-Exit codes: 0 ok, 1 runtime failure, 2 usage error.`
-
-export const REPL_COMMANDS = `Input:
-  COMMAND        run COMMAND in the foreground (bash {command})
-  &COMMAND       start COMMAND in the background (bash {command, run_in_background: true})
-  :output ID     read new output of a background task (bash_output {task_id})
-  :kill ID       stop a background task (bash_kill {task_id})
-  :tasks         list the background tasks
-  :json          toggle showing whole results as JSON ({content, isError})
-  :help          this list
-  :quit          leave (running tasks are killed); so does end of input
-Notices of finished background tasks are printed as "[notice] <text>" when they are injected.`
 
 const DESCRIPTION = 'Run a command typed in the REPL'
 

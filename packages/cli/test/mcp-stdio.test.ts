@@ -38,7 +38,10 @@ describe('dsh-bash mcp over stdio (real server process, SDK client)', () => {
     const started = await bash(c, `echo first; touch ${s1}; while [ ! -e ${s2} ]; do sleep 0.05; done`, { run_in_background: true })
     expect(started).toEqual({ texts: ['started background task bash-1'], isError: false })
     await waitFor('the task to print', () => existsSync(s1))
-    expect(await call(c, 'bash_output', { task_id: 'bash-1' })).toEqual({ texts: ['first\n[status: running]'], isError: false })
+    // The file exists before the server has necessarily read the pipe: reads of nothing consume nothing.
+    let read = await call(c, 'bash_output', { task_id: 'bash-1' })
+    while (read.texts[0] === '(no new output)\n[status: running]') read = await call(c, 'bash_output', { task_id: 'bash-1' })
+    expect(read).toEqual({ texts: ['first\n[status: running]'], isError: false })
 
     writeFileSync(s2, '')
     const text = notice('bash-1', '[status: completed, exit code: 0]')

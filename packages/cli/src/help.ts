@@ -1,0 +1,62 @@
+/** Help texts: kept apart so that `--help` and usage errors load nothing heavy. */
+
+export const MAIN_HELP = `Usage: dsh-bash <command> [flags]
+
+The bash tools (bash, bash_output, bash_kill) for models and people.
+
+Commands:
+  mcp     serve the tools to MCP clients (stdio, or Streamable HTTP with --http HOST:PORT)
+  repl    play the model: run commands through the tools and read exactly what a model reads
+  help    show help for a command (dsh-bash help mcp)
+
+Flags:
+  -h, --help      show this help
+  -v, --version   print the version
+
+Run "dsh-bash <command> --help" for the flags of a command.
+Exit codes: 0 ok, 1 runtime failure, 2 usage error.`
+
+export const MCP_HELP = `Usage: dsh-bash mcp [flags]
+
+Serves the bash tools (bash, bash_output, bash_kill) to MCP clients.
+Without --http it speaks MCP over stdio (one session); stdout carries the protocol.
+
+Flags:
+  --http HOST:PORT        serve Streamable HTTP at http://HOST:PORT/mcp instead of stdio
+                          (PORT 0 picks a free port; the URL is printed on stderr)
+  --token TOKEN           the bearer token HTTP clients must send (default: $DSH_BASH_TOKEN,
+                          else a random token printed on stderr)
+  --allow-origin ORIGIN   also accept browser requests from ORIGIN (repeatable; HTTP only)
+  --workdir DIR           the workspace of every session (default: the client's first root,
+                          else the current directory)
+  --executor KIND         local (default), sandbox or ssh
+  --executor-config JSON  executor settings as a JSON object, or @FILE (e.g. '{"timeoutMs":60000}')
+  --policy FILE           a command policy file (needs @deepseek-ai/dsh-bash-policy)
+  -h, --help              show this help
+
+Stopping the server (stdin closed, SIGINT, SIGTERM) kills every task it started.
+Exit codes: 0 ok, 1 runtime failure, 2 usage error.`
+
+export const REPL_HELP = `Usage: dsh-bash repl [flags]
+
+Play the model: type a command and see exactly the text the model would get.
+
+Flags:
+  --workdir DIR           the session's workspace (default: the current directory)
+  --executor KIND         local (default), sandbox or ssh
+  --executor-config JSON  executor settings as a JSON object, or @FILE
+  --policy FILE           a command policy file (needs @deepseek-ai/dsh-bash-policy)
+  -h, --help              show this help
+
+Exit codes: 0 ok, 1 runtime failure, 2 usage error.`
+
+export const REPL_COMMANDS = `Input:
+  COMMAND        run COMMAND in the foreground (bash {command})
+  &COMMAND       start COMMAND in the background (bash {command, run_in_background: true})
+  :output ID     read new output of a background task (bash_output {task_id})
+  :kill ID       stop a background task (bash_kill {task_id})
+  :tasks         list the background tasks
+  :json          toggle showing whole results as JSON ({content, isError})
+  :help          this list
+  :quit          leave (running tasks are killed); so does end of input
+Notices of finished background tasks are printed as "[notice] <text>" when they are injected.`

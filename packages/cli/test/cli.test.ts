@@ -1,0 +1,127 @@
+import { spawnSync } from 'node:child_process'
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { parseHostPort, parseMcpArgs, parseReplArgs, UsageError } from '../src/args.js'
+import { MAIN, ROOT } from './helpers.js'
+
+function run(...args: string[]) {
+  const result = spawnSync(process.execPath, [MAIN, ...args], { cwd: ROOT, encoding: 'utf8', timeout: 30_000, input: '' })
+  return { code: result.status, stdout: result.stdout, stderr: result.stderr }
+}
+
+describe('dsh-bash: help, usage errors and exit codes', () => {
+  it.each([
+    [['--help'], 'Usage: dsh-bash <command> [flags]'],
+    [['-h'], 'Usage: dsh-bash <command> [flags]'],
+    [['help'], 'Usage: dsh-bash <command> [flags]'],
+    [['help', 'mcp'], 'Usage: dsh-bash mcp [flags]'],
+    [['mcp', '--help'], 'Usage: dsh-bash mcp [flags]'],
+    [['mcp', '--http', 'x', '--help'], 'Usage: dsh-bash mcp [flags]'],
+    [['repl', '--help'], 'Usage: dsh-bash repl [flags]'],
+    [['repl', '-h'], 'Usage: dsh-bash repl [flags]'],
+  ])('%j prints help on stdout and exits 0', (args, first) => {
+    const { code, stdout, stderr } = run(...args)
+    expect(code).toBe(0)
+    expect(stdout.split('\n')[0]).toBe(first)
+    expect(stderr).toBe('')
+  })
+
+  it('--version prints the version', () => {
+    expect(run('--version')).toEqual({ code: 0, stdout: '0.1.0\n', stderr: '' })
+  })
+
+  it.each([
+    [[], 'dsh-bash: missing command (mcp or repl)\nTry "dsh-bash --help".\n'],
+    [['frob'], 'dsh-bash: unknown command "frob" (expected mcp or repl)\nTry "dsh-bash --help".\n'],
+    [['--frob'], 'dsh-bash: unknown flag --frob\nTry "dsh-bash --help".\n'],
+    [['help', 'frob'], 'dsh-bash: help: unknown command "frob"\nTry "dsh-bash --help".\n'],
+    [['mcp', '--http', 'x'], 'dsh-bash: --http: expected HOST:PORT, got "x"\nTry "dsh-bash mcp --help".\n'],
+    [['mcp', '--http', '127.0.0.1:99999'], 'dsh-bash: --http: expected HOST:PORT, got "127.0.0.1:99999"\nTry "dsh-bash mcp --help".\n'],
+    [['mcp', '--http'], 'dsh-bash: --http: expected a value\nTry "dsh-bash mcp --help".\n'],
+    [['mcp', '--bogus'], 'dsh-bash: unknown flag --bogus\nTry "dsh-bash mcp --help".\n'],
+    [['mcp', 'extra'], 'dsh-bash: unexpected argument "extra"\nTry "dsh-bash mcp --help".\n'],
+    [['mcp', '--help=yes'], 'dsh-bash: --help: takes no value\nTry "dsh-bash mcp --help".\n'],
+    [['mcp', '--workdir', '/no/such/dir'], 'dsh-bash: --workdir: no such directory "/no/such/dir"\nTry "dsh-bash mcp --help".\n'],
+    [['mcp', '--executor', 'docker'], 'dsh-bash: --executor: expected one of local, sandbox, ssh, got "docker"\nTry "dsh-bash mcp --help".\n'],
+    [['mcp', '--token', 't'], 'dsh-bash: --token: only used with --http\nTry "dsh-bash mcp --help".\n'],
+    [['mcp', '--http', '127.0.0.1:0', '--allow-origin', 'localhost'], 'dsh-bash: --allow-origin: expected an origin like http://localhost:6274, got "localhost"\nTry "dsh-bash mcp --help".\n'],
+    [['mcp', '--policy', '/no/such/policy.yaml'], 'dsh-bash: --policy: no such file "/no/such/policy.yaml"\nTry "dsh-bash mcp --help".\n'],
+    [['repl', '--executor-config', '{bad'], 'dsh-bash: --executor-config: expected a JSON object or @FILE, got "{bad"\nTry "dsh-bash repl --help".\n'],
+    [['repl', '--executor-config', '[1]'], 'dsh-bash: --executor-config: expected a JSON object\nTry "dsh-bash repl --help".\n'],
+    [['repl', '--http', '127.0.0.1:0'], 'dsh-bash: unknown flag --http\nTry "dsh-bash repl --help".\n'],
+  ])('%j is a usage error naming the flag or value (exit 2)', (args, message) => {
+    expect(run(...args)).toEqual({ code: 2, stdout: '', stderr: message })
+  })
+
+  it('an executor config the executor refuses is a runtime failure (exit 1) naming the key', () => {
+    expect(run('repl', '--executor-config', '{"timeoutMs":-1}')).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: 'dsh-bash: could not start executor "local": invalid local executor config: timeoutMs must be positive\n',
+    })
+  })
+
+  it('reads --executor-config from @FILE', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'dsh-cli-'))
+    try {
+      writeFileSync(join(dir, 'c.json'), '{"maxTimeoutMs": 0}')
+      const { code, stderr } = run('repl', '--executor-config', `@${join(dir, 'c.json')}`)
+      expect(code).toBe(1)
+      expect(stderr).toBe('dsh-bash: could not start executor "local": invalid local executor config: maxTimeoutMs must be positive\n')
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
+  it('a port in use is a runtime failure (exit 1)', async () => {
+    const blocker = createServer()
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve))
+    const port = (blocker.address() as { port: number }).port
+    try {
+      const { code, stderr } = run('mcp', '--http', `127.0.0.1:${port}`)
+      expect(code).toBe(1)
+      expect(stderr).toMatch(new RegExp(`^dsh-bash: --http: cannot listen on 127\\.0\\.0\\.1:${port}: .*EADDRINUSE`))
+    } finally {
+      blocker.close()
+    }
+  })
+
+  const sandboxBuilt = existsSync(join(ROOT, 'packages/bash-sandbox/dist/index.js'))
+  it.runIf(!sandboxBuilt)('an executor package that is not built yet is named in a clear error (exit 1)', () => {
+    const { code, stderr } = run('repl', '--executor', 'sandbox')
+    expect(code).toBe(1)
+    expect(stderr).toMatch(/^dsh-bash: executor "sandbox" is not available: /)
+  })
+})
+
+describe('argument parsing', () => {
+  it('parses HOST:PORT, IPv6 in brackets, port 0', () => {
+    expect(parseHostPort('127.0.0.1:8080')).toEqual({ host: '127.0.0.1', port: 8080 })
+    expect(parseHostPort('localhost:0')).toEqual({ host: 'localhost', port: 0 })
+    expect(parseHostPort('[::1]:9000')).toEqual({ host: '::1', port: 9000 })
+    for (const bad of ['8080', ':8080', 'host:', 'host:port', '::1:80', 'a b:1', 'h:65536']) {
+      expect(() => parseHostPort(bad)).toThrow(UsageError)
+    }
+  })
+
+  it('gives defaults and resolves the workdir', () => {
+    expect(parseMcpArgs([])).toEqual({ executor: 'local', executorConfig: {}, allowedOrigins: [] })
+    expect(parseMcpArgs(['--http', '0.0.0.0:1', '--token', 'abc', '--allow-origin', 'http://a.example', '--allow-origin', 'https://b.example:8443'])).toEqual({
+      executor: 'local',
+      executorConfig: {},
+      http: { host: '0.0.0.0', port: 1 },
+      token: 'abc',
+      allowedOrigins: ['http://a.example', 'https://b.example:8443'],
+    })
+    expect(parseReplArgs(['--workdir', '.', '--executor-config', '{"timeoutMs":5}'])).toEqual({
+      executor: 'local',
+      executorConfig: { timeoutMs: 5 },
+      workdir: process.cwd(),
+    })
+    // An SSH workspace is a remote path: not checked here.
+    expect(parseReplArgs(['--executor', 'ssh', '--workdir', '/remote/only'])).toMatchObject({ workdir: '/remote/only' })
+  })
+})
