@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto'
 import { rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Context } from 'cordis'
@@ -54,7 +55,6 @@ export class LocalExecutor extends ProcessExecutor {
   readonly containmentNote: string
   private readonly cgroups?: CgroupManager
   private readonly preludePath: string
-  private markerSeq = 0
 
   constructor(ctx: Context, config: LocalExecutorConfigInput = {}) {
     const parsed = parseLocalConfig(config)
@@ -141,7 +141,8 @@ export class LocalExecutor extends ProcessExecutor {
 
   private tracker(label: string): ProcessTracker {
     if (this.cgroups) return this.cgroups.tracker(label)
-    if (this.containment === 'marker') return new MarkerTracker(`${process.pid}-${label}-${++this.markerSeq}-${Date.now()}`)
+    // Unique across executors too (two executors in one process both have a `bash-1`).
+    if (this.containment === 'marker') return new MarkerTracker(`${process.pid}-${label}-${randomBytes(8).toString('hex')}`)
     return new ProcessGroupTracker()
   }
 }

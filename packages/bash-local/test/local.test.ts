@@ -65,6 +65,19 @@ describe('local executor: containment', () => {
     expect((await executor({ containment: 'pgroup' })).containment).toBe('pgroup')
   })
 
+  it('marker: two executors in one process never see each other\'s processes', async () => {
+    const a = await executor({ containment: 'marker' })
+    const b = await executor({ containment: 'marker' })
+    const m = digits()
+    const long = start(a, `sleep 1000.${q(m)}`)
+    const short = start(b, 'true')
+    expect(long.id).toBe(short.id)
+    await short.done
+    expect(short.status).toBe('completed')
+    expect(long.status).toBe('running')
+    expect(await a.kill(long.id)).toBe(true)
+  })
+
   it('known limit of the marker: a process that clears its environment and leaves the group escapes', async () => {
     const bash = await executor({ containment: 'marker' })
     const m = digits()

@@ -625,6 +625,17 @@ export function defineBashExecutorConformance(name: string, options: Conformance
         expect(seenIds.sort()).toEqual(['bash-1:completed', 'bash-2:completed', 'bash-3:killed', 'bash-4:completed'])
       })
 
+      it('many tasks ending at once: each notice arrives exactly once', async () => {
+        const bash = await executor()
+        const seenIds: string[] = []
+        bash.onTaskDone((task) => seenIds.push(task.id))
+        const tasks = Array.from({ length: 20 }, (_, i) => start(bash, i % 2 ? 'true' : 'exit 1'))
+        await Promise.all(tasks.map((task) => task.done))
+        await vi.waitFor(() => expect(seenIds).toHaveLength(20), WAIT)
+        expect(new Set(seenIds).size).toBe(20)
+        expect([...seenIds].sort()).toEqual(tasks.map((task) => task.id).sort())
+      })
+
       it('the listener sees the ended task; the returned function unregisters it', async () => {
         const bash = await executor()
         const first: BashTask[] = []
