@@ -84,13 +84,22 @@ function parseCommon(values: Record<string, unknown>): CommonOptions {
     executorConfig: parseExecutorConfig(values['executor-config'] as string | undefined),
   }
   const workdir = values.workdir as string | undefined
-  if (workdir !== undefined) {
-    if (workdir === '') throw new UsageError('--workdir: expected a directory, got ""')
-    // A remote executor's workspace is a path over there: it cannot be checked here.
-    options.workdir = executor === 'ssh' ? workdir : resolve(workdir)
-    if (executor !== 'ssh' && !isDirectory(options.workdir)) {
-      throw new UsageError(`--workdir: no such directory ${JSON.stringify(workdir)}`)
+  if (workdir === '') throw new UsageError('--workdir: expected a directory, got ""')
+  if (executor === 'ssh') {
+    // A remote workspace is a path over there: it cannot be checked here, and local paths (this
+    // directory, a client's roots) mean nothing on the remote host.
+    const remote = workdir ?? options.executorConfig.cwd
+    if (typeof remote !== 'string' || !remote.startsWith('/')) {
+      throw new UsageError(
+        workdir === undefined
+          ? '--workdir: required with --executor ssh (an absolute directory on the remote host)'
+          : `--workdir: expected an absolute directory on the remote host, got ${JSON.stringify(workdir)}`,
+      )
     }
+    options.workdir = remote
+  } else if (workdir !== undefined) {
+    options.workdir = resolve(workdir)
+    if (!isDirectory(options.workdir)) throw new UsageError(`--workdir: no such directory ${JSON.stringify(workdir)}`)
   }
   const policy = values.policy as string | undefined
   if (policy !== undefined) {

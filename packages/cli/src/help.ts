@@ -51,12 +51,14 @@ Flags:
 Exit codes: 0 ok, 1 runtime failure, 2 usage error.`
 
 export const REPL_COMMANDS = `Input:
-  COMMAND        run COMMAND in the foreground (bash {command})
-  &COMMAND       start COMMAND in the background (bash {command, run_in_background: true})
-  :output ID     read new output of a background task (bash_output {task_id})
-  :kill ID       stop a background task (bash_kill {task_id})
-  :tasks         list the background tasks
-  :json          toggle showing whole results as JSON ({content, isError})
-  :help          this list
-  :quit          leave (running tasks are killed); so does end of input
+  COMMAND            run COMMAND in the foreground (bash {command})
+  &COMMAND           start COMMAND in the background (bash {command, run_in_background: true})
+  :output ID         read new output of a background task (bash_output {task_id})
+  :kill ID           stop a background task (bash_kill {task_id})
+  :call TOOL {json}  call any tool with JSON arguments, e.g.
+                     :call bash {"command":"make","description":"Build","timeoutMs":600000}
+  :tasks             list the background tasks
+  :json              toggle showing whole results as JSON ({content, isError})
+  :help              this list
+  :quit              leave (running tasks are killed); so does end of input
 Notices of finished background tasks are printed as "[notice] <text>" when they are injected.`

@@ -42,6 +42,22 @@ export async function runRepl(options: ReplOptions, io: Io = { input: process.st
   return 0
 }
 
+/** `:call NAME {json}` → the tool call, or a message saying what is wrong. */
+function parseCall(arg: string): { name: string; args: Record<string, unknown> } | string {
+  const match = /^(\S+)\s*([\s\S]*)$/.exec(arg)
+  if (!match) return ':call needs a tool name and JSON arguments, e.g. :call bash {"command":"ls","description":"List files"}'
+  let args: unknown = {}
+  if (match[2].trim() !== '') {
+    try {
+      args = JSON.parse(match[2])
+    } catch (error) {
+      return `:call: the arguments are not JSON: ${(error as Error).message}`
+    }
+  }
+  // Anything else goes to the tool as it is: the pipeline reports what is wrong, as it would to a model.
+  return { name: match[1], args: args as Record<string, unknown> }
+}
+
 class Repl {
   agent!: Agent
   busy = false
@@ -122,6 +138,12 @@ class Repl {
       case ':tasks':
         this.say(this.tasks())
         return true
+      case ':call': {
+        const call = parseCall(arg)
+        if (typeof call === 'string') return this.say(call), true
+        await this.call(call.name, call.args)
+        return true
+      }
       case ':output':
       case ':kill':
         if (!arg) return this.say(`${name} needs a task id, e.g. ${name} bash-1`), true

@@ -1,0 +1,74 @@
+import { spawnSync } from 'node:child_process'
+import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { type ElicitRequest, ElicitRequestSchema, type ElicitResult } from '@modelcontextprotocol/sdk/types.js'
+import { describe, expect, it } from 'vitest'
+import { bash, MAIN, ROOT, startStdio } from './helpers.js'
+
+const sandboxBuilt = existsSync(join(ROOT, 'packages/bash-sandbox/dist/index.js'))
+const bwrapWorks = spawnSync('bwrap', ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', 'true']).status === 0
+
+describe('--executor sandbox (loaded on demand)', () => {
+  it.runIf(sandboxBuilt && bwrapWorks)('serves the sandboxed tools; an escalation is an elicitation', async () => {
+    const dir = realpathSync(mkdtempSync(join(tmpdir(), 'dsh-e2e-sandbox-')))
+    const server = await startStdio(['--executor', 'sandbox', '--workdir', dir, '--executor-config', '{"mode":"read-only"}'], {
+      capabilities: { elicitation: {} },
+    })
+    const answers: ElicitResult[] = [{ action: 'accept', content: { allow: true } }, { action: 'decline' }]
+    const asked: ElicitRequest['params'][] = []
+    server.client.setRequestHandler(ElicitRequestSchema, (request) => {
+      asked.push(request.params)
+      return answers.shift()!
+    })
+    try {
+      const { tools } = await server.client.listTools()
+      expect(Object.keys((tools[0].inputSchema as { properties: object }).properties)).toEqual(
+        expect.arrayContaining(['command', 'sandbox_permissions', 'justification']),
+      )
+      const denied = await bash(server.client, 'echo hi > f')
+      expect(denied.isError).toBe(false)
+      expect(denied.texts[0]).toMatch(/\[sandbox: file access denied under read-only mode\]\n(.*\n)?\[exit code: 1\]$/)
+
+      const escalate = { sandbox_permissions: 'workspace-write', justification: 'write the test file' }
+      expect(await bash(server.client, 'echo hi > f && cat f', escalate)).toEqual({ texts: ['hi\n'], isError: false })
+      expect(readFileSync(join(dir, 'f'), 'utf8')).toBe('hi\n')
+      expect(asked[0].message).toContain('run with sandbox mode "workspace-write" (now "read-only"): write the test file')
+      expect(await bash(server.client, 'echo again > f', escalate)).toEqual({
+        texts: ['Error: sandbox escalation to "workspace-write" was rejected by the user'],
+        isError: true,
+      })
+    } finally {
+      await server.close()
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
+  it.runIf(sandboxBuilt)('a sandbox config the executor refuses is named (exit 1)', () => {
+    const result = spawnSync(process.execPath, [MAIN, 'mcp', '--executor', 'sandbox', '--executor-config', '{"mode":"wide-open"}'], {
+      encoding: 'utf8',
+      input: '',
+    })
+    expect(result.status).toBe(1)
+    expect(result.stderr).toMatch(/^dsh-bash: could not start executor "sandbox": invalid sandbox executor config: mode must be one of read-only, workspace-write, danger-full-access\n$/)
+  })
+})
+
+describe('--executor ssh (loaded on demand)', () => {
+  const sshBuilt = existsSync(join(ROOT, 'packages/bash-ssh/dist/index.js'))
+
+  it('needs an absolute remote --workdir (usage error, exit 2)', () => {
+    const result = spawnSync(process.execPath, [MAIN, 'mcp', '--executor', 'ssh'], { encoding: 'utf8', input: '' })
+    expect(result.status).toBe(2)
+    expect(result.stderr).toBe('dsh-bash: --workdir: required with --executor ssh (an absolute directory on the remote host)\nTry "dsh-bash mcp --help".\n')
+  })
+
+  it.runIf(sshBuilt)('hands --executor-config to the SSH executor, which names what is wrong (exit 1)', () => {
+    const result = spawnSync(process.execPath, [MAIN, 'repl', '--executor', 'ssh', '--workdir', '/srv', '--executor-config', '{"hosts":[]}'], {
+      encoding: 'utf8',
+      input: '',
+    })
+    expect(result.status).toBe(1)
+    expect(result.stderr).toBe('dsh-bash: could not start executor "ssh": invalid ssh executor config: hosts must list at least one host\n')
+  })
+})
