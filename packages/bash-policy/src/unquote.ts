@@ -53,6 +53,7 @@ export function literalWord(text: string): Word {
 export function wordsOf(nodes: readonly SyntaxNode[], src: string): Word[] {
   const source = src.slice(nodes[0].start, nodes[nodes.length - 1].end)
   const chars = new Chars()
+  chars.add(escapedBlanksBefore(nodes[0].start, src), true)
   addSequence(nodes, src, chars)
   if (chars.dynamic) return [dynamicWord(source)]
   return braceExpand(chars.chars, chars.quoted).map(([text, quoted]) => ({
@@ -61,6 +62,20 @@ export function wordsOf(nodes: readonly SyntaxNode[], src: string): Word[] {
     glob: hasGlob(text, quoted),
     source,
   }))
+}
+
+/** The grammar leaves escaped blanks at the start of a word (`\\ a` is " a") out of the word. */
+function escapedBlanksBefore(start: number, src: string): string {
+  let lead = ''
+  let k = start
+  while (k >= 2 && (src[k - 1] === ' ' || src[k - 1] === '\t') && src[k - 2] === '\\') {
+    let run = 0
+    while (k - 2 - run >= 0 && src[k - 2 - run] === '\\') run++
+    if (run % 2 === 0) break
+    lead = src[k - 1] + lead
+    k -= 2
+  }
+  return lead
 }
 
 function addSequence(nodes: readonly SyntaxNode[], src: string, out: Chars): void {
