@@ -24,7 +24,7 @@ interface Io {
 export async function runRepl(options: ReplOptions, io: Io = { input: process.stdin, output: process.stdout }): Promise<number> {
   const app = await composeApp(options)
   const tty = Boolean((io.input as { isTTY?: boolean }).isTTY && (io.output as { isTTY?: boolean }).isTTY)
-  const rl = createInterface({ input: io.input, output: io.output, terminal: tty })
+  const rl = createInterface({ input: io.input, output: io.output, terminal: tty, prompt: 'dsh-bash> ' })
   const reader = new LineReader(rl)
   const repl = new Repl(app, rl, reader, io.output, tty)
   repl.start(options.workdir ?? process.cwd())
