@@ -3,7 +3,8 @@ import { inspect } from './commands.js'
 import { isRiskyVariable } from './environment.js'
 import { ParseTimeout, parseScript, type SyntaxNode } from './parser.js'
 import { Uncertain, wordsOf, type Word } from './unquote.js'
-import { WRAPPERS, isHarmlessTarget, type Stdin } from './wrappers.js'
+import { REDIRECTS, heredocText, operatorOf, outputTargets } from './redirects.js'
+import { WRAPPERS, type Stdin } from './wrappers.js'
 
 /** A simple command found in the line, after wrappers were seen through. */
 export interface CommandFinding {
@@ -41,7 +42,6 @@ export const MAX_NESTING = 8
 /** All parsing for one line must finish within this time; hostile input can be slow to recover. */
 export const PARSE_BUDGET_MS = 1000
 
-const REDIRECTS = new Set(['file_redirect', 'heredoc_redirect', 'herestring_redirect'])
 const LITERAL_TEXT = new Set(['raw_string', 'ansi_c_string', 'string_content', 'word', 'heredoc_content'])
 
 interface Scope {
@@ -412,19 +412,6 @@ class Extractor {
   }
 }
 
-/** The body of a heredoc as bash reads it, and whether its delimiter was quoted (no expansion). */
-function heredocText(redirect: SyntaxNode, src: string): { quoted: boolean; text: string } | undefined {
-  const start = redirect.children.find((child) => child.type === 'heredoc_start')
-  const body = redirect.children.find((child) => child.type === 'heredoc_body')
-  const end = redirect.children.find((child) => child.type === 'heredoc_end')
-  if (!body) return undefined
-  // The grammar's body can start after the indentation of its first line.
-  let from = body.start
-  while (from > 0 && (src[from - 1] === ' ' || src[from - 1] === '\t')) from--
-  const quoted = start ? /['"\\]/.test(src.slice(start.start, start.end)) : false
-  return { quoted, text: src.slice(from, end ? end.start : body.end) }
-}
-
 function assignedName(node: SyntaxNode, src: string): string | undefined {
   const name = node.children.find((child) => child.type === 'variable_name' || child.type === 'subscript')
   if (!name) return undefined
@@ -443,37 +430,14 @@ function adjacentGroups(nodes: SyntaxNode[]): SyntaxNode[][] {
   return groups
 }
 
-function operatorOf(redirect: SyntaxNode, src: string): string {
-  const operator = redirect.children.find((child) => !child.named && /^[<>&|]+-?$/.test(child.type))
-  return operator ? src.slice(operator.start, operator.end) : ''
-}
-
-/** The harmful output targets of a redirection: anything but /dev/null, &1, &2 or a closed fd. */
-function outputTargets(redirect: SyntaxNode, src: string): string[] {
-  if (redirect.type === 'heredoc_redirect') {
-    return redirect.children.filter((child) => child.type === 'file_redirect').flatMap((child) => outputTargets(child, src))
-  }
-  if (redirect.type !== 'file_redirect') return []
-  const operator = operatorOf(redirect, src)
-  if (!operator.includes('>') || operator.endsWith('-')) return []
-  const destination = redirect.children.filter((child) => child.named && child.type !== 'file_descriptor')
-  if (!destination.length) return []
-  const words = wordsOf(destination, src)
-  const written = src.slice(destination[0].start, destination[destination.length - 1].end)
-  if (words.length !== 1) return [written]
-  const [word] = words
-  if (operator === '>&' && word.literal && ['1', '2', '-'].includes(word.text)) return []
-  if (isHarmlessTarget(word)) return []
-  return [operator === '>&' && word.literal && /^\d+$/.test(word.text) ? `&${word.text}` : written]
-}
-
+/** The first ERROR or MISSING node, in reading order. */
 function syntaxError(root: SyntaxNode, src: string): string {
   const stack = [root]
   while (stack.length) {
-    const node = stack.shift()!
+    const node = stack.pop()!
     if (node.missing) return `syntax error: missing "${node.type}"`
     if (node.type === 'ERROR') return `syntax error near "${clip(src.slice(node.start, node.end), 40)}"`
-    stack.unshift(...node.children)
+    for (let i = node.children.length - 1; i >= 0; i--) stack.push(node.children[i])
   }
   return 'syntax error'
 }
