@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process'
-import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { signalPid } from './proc.js'
 import type { ProcessTracker } from './tracker.js'
@@ -54,6 +54,7 @@ export class CgroupManager {
   static create(): { manager?: CgroupManager; reason?: string } {
     const own = ownCgroupDirectory()
     if (!own) return { reason: 'no cgroup v2 hierarchy is mounted' }
+    removeStaleCgroups(own)
     const root = join(own, `dsh-bash-${process.pid}-${Math.random().toString(36).slice(2, 8)}`)
     try {
       mkdirSync(root)
@@ -141,6 +142,38 @@ export class CgroupTracker implements ProcessTracker {
 
   release(): void {
     safeRmdir(this.dir)
+  }
+}
+
+/** Empty cgroups of a dead owner older than this are garbage (younger ones may be another namespace's, just created). */
+const STALE_AFTER_MS = 60_000
+
+/**
+ * Removes the empty cgroups left by executors whose process died without disposing (a crash, a
+ * killed test worker): `<own>/dsh-bash-<dead pid>-*` and their empty command cgroups. A cgroup that
+ * still holds a process is never touched (rmdir refuses it): its processes are not ours to kill.
+ */
+export function removeStaleCgroups(own: string): void {
+  let entries: string[]
+  try {
+    entries = readdirSync(own)
+  } catch {
+    return
+  }
+  const now = Date.now()
+  for (const name of entries) {
+    const match = /^dsh-bash-(\d+)-[a-z0-9]+$/.exec(name)
+    if (!match || Number(match[1]) === process.pid || existsSync(`/proc/${match[1]}`)) continue
+    const root = join(own, name)
+    try {
+      if (now - statSync(root).mtimeMs < STALE_AFTER_MS) continue
+      for (const child of readdirSync(root, { withFileTypes: true })) {
+        if (child.isDirectory()) safeRmdir(join(root, child.name))
+      }
+    } catch {
+      continue
+    }
+    safeRmdir(root)
   }
 }
 

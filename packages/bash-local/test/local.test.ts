@@ -1,8 +1,10 @@
-import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import { spawn, spawnSync } from 'node:child_process'
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, statSync, utimesSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { Context } from 'cordis'
 import type { BashTask } from '@deepseek-ai/dsh-bash'
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest'
+import { ownCgroupDirectory, removeStaleCgroups } from '../src/cgroup.js'
 import { LocalExecutor, pidsWithCmdline } from '../src/index.js'
 import { type LocalInstance, cgroupAvailable, createLocal, scratchDir } from './helpers.js'
 import type { LocalExecutorConfigInput } from '../src/index.js'
@@ -58,6 +60,33 @@ describe('local executor: containment', () => {
     await instance.dispose()
     const mine = readdirSync('/sys/fs/cgroup/unified').filter((name) => name.startsWith(`dsh-bash-${process.pid}-`))
     expect(mine).toEqual([])
+  })
+
+  it.runIf(HAS_CGROUP)('empty cgroups left by a dead executor process are removed; populated ones are left alone', async () => {
+    const own = ownCgroupDirectory()!
+    const deadPid = spawnSync('true').pid!
+    const stale = join(own, `dsh-bash-${deadPid}-stale1`)
+    const busy = join(own, `dsh-bash-${deadPid}-busy01`)
+    const young = join(own, `dsh-bash-${deadPid}-young1`)
+    for (const path of [stale, join(stale, 'run-1-1'), join(stale, 'bash-2-2'), busy, join(busy, 'run-1-1'), young]) mkdirSync(path)
+    const m = digits()
+    const sleeper = spawn('sh', ['-c', `echo 0 > ${join(busy, 'run-1-1')}/cgroup.procs && exec sleep 1000.${m}`], { stdio: 'ignore' })
+    try {
+      await vi.waitFor(() => expect(readFileSync(join(busy, 'run-1-1', 'cgroup.procs'), 'utf8').trim()).toBe(String(sleeper.pid)), WAIT)
+      const old = new Date(Date.now() - 120_000)
+      for (const path of [stale, busy]) utimesSync(path, old, old)
+      removeStaleCgroups(own)
+      expect(existsSync(stale)).toBe(false)
+      expect(existsSync(join(busy, 'run-1-1'))).toBe(true)
+      expect(existsSync(young)).toBe(true)
+    } finally {
+      sleeper.kill('SIGKILL')
+      await vi.waitFor(() => expect(pidsWithCmdline(`1000.${m}`)).toEqual([]), WAIT)
+      await vi.waitFor(() => {
+        for (const path of [join(busy, 'run-1-1'), busy, young]) if (existsSync(path)) rmdirSync(path)
+        expect(existsSync(busy)).toBe(false)
+      }, WAIT)
+    }
   })
 
   it('marker and pgroup can be chosen explicitly', async () => {
