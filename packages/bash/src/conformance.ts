@@ -550,6 +550,22 @@ export function defineBashExecutorConformance(name: string, options: Conformance
         expect(bash.readOutput(task.id).delta).toBe('')
       })
 
+      it('a task stopped by kill() is killed even when it handles SIGTERM and exits 0', async () => {
+        const bash = await executor()
+        const m = digits()
+        const task = start(bash, `trap 'echo bye; exit 0' TERM; echo ready; sleep 1000.${q(m)} & wait`)
+        let output = ''
+        await vi.waitFor(() => {
+          output += bash.readOutput(task.id).delta
+          expect(output).toBe('ready\n')
+        }, WAIT)
+        await seen(m)
+        expect(await bash.kill(task.id)).toBe(true)
+        expect(task).toMatchObject({ status: 'killed', exitCode: 0 })
+        expect(bash.readOutput(task.id).delta).toBe('bye\n')
+        expect(await count(m)).toBe(0)
+      })
+
       it('kill() of a task that finished by itself is false and keeps its status', async () => {
         const bash = await executor()
         const task = start(bash, 'echo hi')
