@@ -27,8 +27,17 @@ export async function runRepl(options: ReplOptions, io: Io = { input: process.st
   const rl = createInterface({ input: io.input, output: io.output, terminal: tty, prompt: 'dsh-bash> ' })
   const reader = new LineReader(rl)
   const repl = new Repl(app, rl, reader, io.output, tty)
-  repl.start(options.workdir ?? process.cwd())
-  onStopSignals(() => reader.end())
+  try {
+    repl.start(options.workdir ?? process.cwd())
+  } catch (error) {
+    rl.close()
+    await app.shutdown()
+    throw error
+  }
+  onStopSignals(() => {
+    repl.abort()
+    reader.end()
+  })
   rl.on('SIGINT', () => (repl.busy ? repl.abort() : reader.end()))
   try {
     if (tty) io.output.write(`dsh-bash REPL in ${repl.agent.session.header.cwd}. ${':help'} lists the commands.\n`)

@@ -127,6 +127,25 @@ describe('dsh-bash mcp --http (real server process)', () => {
       })
     })
 
+    it('logging/setLevel of one HTTP session silences its log messages only, never the block', async () => {
+      const quiet = await connectHttp(server.url, server.token)
+      try {
+        await quiet.client.setLoggingLevel('error')
+        const started = await bash(quiet.client, 'true', { run_in_background: true })
+        const qid = /^started background task (bash-\d+)$/.exec(started.texts[0])![1]
+        const text = notice(qid, '[status: completed, exit code: 0]')
+        // Poll with reads of the task: its notice rides on the first result after it ended.
+        let read = await call(quiet.client, 'bash_output', { task_id: qid })
+        while (read.texts.length === 1 && read.texts[0].endsWith('[status: running]')) read = await call(quiet.client, 'bash_output', { task_id: qid })
+        const all = [read.texts.slice(1), (await bash(quiet.client, 'true')).texts.slice(1)].flat()
+        expect(all).toEqual([text])
+        expect(quiet.logs).toEqual([])
+      } finally {
+        await quiet.transport.terminateSession()
+        await quiet.close()
+      }
+    })
+
     it('ending a session (DELETE) kills that session’s tasks; the other session is untouched', async () => {
       const tagB = marker()
       await bash(b.client, `exec -a ${tagB} sleep 300`, { run_in_background: true })

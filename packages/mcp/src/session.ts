@@ -153,7 +153,8 @@ export class McpSession {
     this._unlisten = agent.onInject((entry) => {
       const text = entry.content.map((block) => block.text).join('\n')
       // At once, for clients that show log messages; the block on the next tool result is the durable copy.
-      this.server.sendLoggingMessage({ level: 'notice', logger: 'dsh-bash', data: text }).catch(() => {})
+      // The transport's session id: the key under which `logging/setLevel` stored this client's level.
+      this.server.sendLoggingMessage({ level: 'notice', logger: 'dsh-bash', data: text }, this.server.transport?.sessionId).catch(() => {})
     })
     return agent
   }

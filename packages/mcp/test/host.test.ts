@@ -117,6 +117,17 @@ describe('McpHost: one agent session per MCP session', () => {
     expect(a.logs).toEqual([text])
   })
 
+  it('a client that set a higher logging level gets no log message, but still the block', async () => {
+    const app = (current = setup())
+    const a = await app.connect()
+    await a.client.setLoggingLevel('warning')
+    await a.bash('true', { run_in_background: true })
+    const text = notice('bash-1', '[status: completed, exit code: 0]')
+    await waitUntil(() => app.ctx.bash.get('bash-1')?.status === 'completed')
+    expect(await a.bash('echo next')).toEqual({ texts: ['next\n', text], isError: false })
+    expect(a.logs).toEqual([])
+  })
+
   it('a cancelled call kills its command and keeps pending notices for the next result', async () => {
     const app = (current = setup())
     const a = await app.connect()
