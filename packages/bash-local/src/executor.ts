@@ -38,6 +38,11 @@ export interface CommandLine {
    * after the grace period. Default false: SIGTERM goes to every process, `file` included.
    */
   monitor?: boolean
+  /**
+   * Open file descriptors given to `file` as fd 3, 4, … (a wrapper's status file). The executor
+   * closes its own copies once the process is spawned, or failed to spawn.
+   */
+  extraFds?: number[]
 }
 
 /**
@@ -132,6 +137,7 @@ export class LocalExecutor extends ProcessExecutor {
       tracker,
       cleanup: scriptPath ? [scriptPath] : [],
       monitor: line.monitor === true,
+      extraFds: line.extraFds,
     })
   }
 

@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process'
-import { statSync, unlinkSync, writeFileSync } from 'node:fs'
+import { closeSync, statSync, unlinkSync, writeFileSync } from 'node:fs'
 import type { ExitFacts, LaunchedCommand } from '@deepseek-ai/dsh-bash-kit'
 import { signalPid } from './proc.js'
 import type { ProcessTracker } from './tracker.js'
@@ -16,6 +16,8 @@ export interface LaunchPlan {
   cleanup: string[]
   /** `file` is a monitor that forwards no signal: SIGTERM spares it (see `CommandLine.monitor`). */
   monitor?: boolean
+  /** Open descriptors given to the process as fd 3, 4, …; closed here once it is spawned (or failed to). */
+  extraFds?: number[]
 }
 
 /** Polling intervals while waiting for a tree to empty: fast at first, then gentler. */
@@ -49,18 +51,22 @@ export function writeScript(path: string, command: string): void {
  */
 export function spawnPlan(plan: LaunchPlan): Promise<LaunchedCommand> {
   let child: ChildProcess
+  const extraFds = plan.extraFds ?? []
   try {
     child = spawn(plan.file, plan.args, {
       cwd: plan.cwd,
       env: plan.env,
       detached: true,
-      stdio: [plan.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+      stdio: [plan.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe', ...extraFds],
     })
   } catch (error) {
+    closeFds(extraFds)
     cleanupFiles(plan.cleanup)
     plan.tracker.release()
     return Promise.reject(new Error(`failed to start ${plan.file}: ${(error as Error).message}`))
   }
+  // The child has its own copies once spawn() returns (libuv forks and execs synchronously).
+  closeFds(extraFds)
   return new Promise((resolve, reject) => {
     child.once('error', (error) => {
       cleanupFiles(plan.cleanup)
@@ -170,6 +176,16 @@ class LocalCommand implements LaunchedCommand {
   release(): void {
     cleanupFiles(this.plan.cleanup)
     this.plan.tracker.release()
+  }
+}
+
+function closeFds(fds: number[]): void {
+  for (const fd of fds) {
+    try {
+      closeSync(fd)
+    } catch {
+      // Already closed.
+    }
   }
 }
 
