@@ -1,17 +1,18 @@
 import { spawnSync } from 'node:child_process'
-import { accessSync, constants, existsSync, readdirSync, readFileSync, realpathSync, statSync, unlinkSync } from 'node:fs'
+import { accessSync, closeSync, constants, existsSync, openSync, readdirSync, readFileSync, realpathSync, statSync, unlinkSync } from 'node:fs'
 import { delimiter, isAbsolute, join, resolve as resolvePath, sep } from 'node:path'
 
-/** The file descriptor bwrap writes its JSON status to (`--json-status-fd`). */
+/**
+ * The file descriptor bwrap writes its JSON status to (`--json-status-fd`), a private file: bwrap
+ * writes `{ "child-pid": N, … }` once it has cloned the sandbox, and `{ "exit-code": N }` only when
+ * the command was really executed. No `exit-code` line means that bwrap itself failed.
+ */
 export const STATUS_FD = 3
 
-/**
- * The `/bin/sh` script that opens the status file as fd 3 and execs bwrap. bwrap writes
- * `{ "child-pid": N, … }` once it has cloned the sandbox and `{ "exit-code": N }` only when the
- * command was really executed: no `exit-code` line means bwrap itself failed.
- * Usage: `sh -c STATUS_LAUNCHER dsh-bash-sandbox <status file> <bwrap> <args…>`.
- */
-export const STATUS_LAUNCHER = `f=$1; shift; exec "$@" ${STATUS_FD}>"$f"`
+/** Creates a status file (exclusive, 0600) and returns its descriptor, opened for writing. */
+export function openStatusFile(path: string): number {
+  return openSync(path, 'wx', 0o600)
+}
 
 /** The confined modes (danger-full-access runs without bwrap). */
 export type ConfinedMode = 'read-only' | 'workspace-write'
@@ -220,11 +221,22 @@ export function probeBwrap(options: {
     workdirReal: '/',
     readOnlyExtras: [],
   })
-  const result = spawnSync(
-    '/bin/sh',
-    ['-c', STATUS_LAUNCHER, 'dsh-bash-sandbox', options.statusPath, options.bwrapPath, ...args, '--', options.shellPath, '--noprofile', '--norc', '-c', 'exit 0'],
-    { stdio: ['ignore', 'ignore', 'pipe'], timeout: options.timeoutMs ?? 15_000, encoding: 'utf8' },
-  )
+  let fd: number
+  try {
+    fd = openStatusFile(options.statusPath)
+  } catch (error) {
+    return `cannot create a status file for bwrap: ${(error as Error).message}`
+  }
+  let result
+  try {
+    result = spawnSync(options.bwrapPath, [...args, '--', options.shellPath, '--noprofile', '--norc', '-c', 'exit 0'], {
+      stdio: ['ignore', 'ignore', 'pipe', fd],
+      timeout: options.timeoutMs ?? 15_000,
+      encoding: 'utf8',
+    })
+  } finally {
+    closeSync(fd)
+  }
   const status = readStatus(options.statusPath)
   removeFile(options.statusPath)
   if (result.error) return `bwrap could not be run: ${result.error.message}`

@@ -14,8 +14,8 @@ import {
   lookupExecutable,
   probeBwrap,
   readStatus,
+  openStatusFile,
   removeFile,
-  STATUS_LAUNCHER,
 } from './bwrap.js'
 import {
   checkRequestedMode,
@@ -46,8 +46,8 @@ interface PendingLaunch {
  * - `danger-full-access`: no confinement: exactly the local executor's command line.
  *
  * A new PID namespace and session; the network namespace is private unless `network` is on. bwrap is
- * started through `/bin/sh` (which joins the per-command cgroup when there is one, and opens the status
- * file), so the local executor's containment still covers every process of the command.
+ * started like any wrapper by the local executor (through its `/bin/sh` launcher that joins the
+ * per-command cgroup when there is one), so its containment still covers every process of the command.
  */
 export class SandboxExecutor extends LocalExecutor {
   static readonly inject: string[] = []
@@ -141,11 +141,14 @@ export class SandboxExecutor extends LocalExecutor {
       // The spill directory (full outputs, long scripts) lives under /tmp by default: keep it readable.
       readOnlyExtras: [this.spillDir],
     })
+    // Handed to bwrap as fd 3 (`--json-status-fd 3`); the local executor closes its copy once spawned.
+    const statusFd = openStatusFile(pending.statusPath)
     return {
-      file: '/bin/sh',
-      args: ['-c', STATUS_LAUNCHER, 'dsh-bash-sandbox', pending.statusPath, this.bwrapPath!, ...args, '--', inner.file, ...inner.args],
+      file: this.bwrapPath!,
+      args: [...args, '--', inner.file, ...inner.args],
       joinsThroughBashEnv: false,
       monitor: true,
+      extraFds: [statusFd],
     }
   }
 
