@@ -50,6 +50,9 @@ function numbered(from: number, to: number): string {
 
 const mode = (path: string) => statSync(path).mode & 0o777
 
+/** Shell code that waits until the last background job has exec'd its `sleep 1000.…` (same pid through env and setsid). */
+const untilExec = 'until tr "\\0" " " < /proc/$!/cmdline | grep -q "^sleep 1000"; do sleep 0.01; done'
+
 describe('local executor: containment', () => {
   it.runIf(HAS_CGROUP)('uses a cgroup when one can be created, and removes its cgroups on disposal', async () => {
     const instance = await local()
@@ -111,7 +114,7 @@ describe('local executor: containment', () => {
     const bash = await executor({ containment: 'marker' })
     const m = digits()
     try {
-      const result = await run(bash, `env -i setsid sleep 1000.${q(m)} & sleep 0.2; echo started`)
+      const result = await run(bash, `env -i setsid sleep 1000.${q(m)} >/dev/null 2>&1 & ${untilExec}; echo started`)
       expect(result.stdout.text).toBe('started\n')
       expect(pidsWithCmdline(`1000.${m}`)).toHaveLength(1)
     } finally {
@@ -123,7 +126,7 @@ describe('local executor: containment', () => {
     const bash = await executor({ containment: 'pgroup' })
     const m = digits()
     try {
-      const result = await run(bash, `setsid sleep 1000.${q(m)} & sleep 0.2; echo started`)
+      const result = await run(bash, `setsid sleep 1000.${q(m)} >/dev/null 2>&1 & ${untilExec}; echo started`)
       expect(result.leftoverProcesses).toBe(0)
       expect(pidsWithCmdline(`1000.${m}`)).toHaveLength(1)
     } finally {

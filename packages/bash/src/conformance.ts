@@ -81,6 +81,8 @@ const LONG_TIMEOUT_MS = 60_000
 /** "Well before the long timeout". */
 const PROMPT_MS = 30_000
 const WAIT = { timeout: 20_000, interval: 20 }
+/** A timeout for commands that must install a trap before it fires. */
+const TRAP_TIMEOUT_MS = 1_500
 
 const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
 
@@ -304,7 +306,8 @@ export function defineBashExecutorConformance(name: string, options: Conformance
       it('a command that traps SIGTERM and exits 0 still reports timedOut', async () => {
         const bash = await executor()
         const m = digits()
-        const result = await run(bash, `trap 'echo trapped; exit 0' TERM; sleep 1000.${q(m)} & wait`, { timeoutMs: 300 })
+        // Long enough for the shell to set its trap first, even on a loaded machine.
+        const result = await run(bash, `trap 'echo trapped; exit 0' TERM; sleep 1000.${q(m)} & wait`, { timeoutMs: TRAP_TIMEOUT_MS })
         expect(result).toMatchObject({ timedOut: true, aborted: false, exitCode: 0, signal: null })
         expect(result.stdout.text).toBe('trapped\n')
         expect(await count(m)).toBe(0)
@@ -313,11 +316,11 @@ export function defineBashExecutorConformance(name: string, options: Conformance
       it('a command that ignores SIGTERM is killed with SIGKILL after the grace period', async () => {
         const bash = await executor()
         const m = digits()
-        const result = await run(bash, `trap '' TERM; sleep 1000.${q(m)}; echo not reached`, { timeoutMs: 300 })
+        const result = await run(bash, `trap '' TERM; sleep 1000.${q(m)}; echo not reached`, { timeoutMs: TRAP_TIMEOUT_MS })
         expect(result).toMatchObject({ timedOut: true, aborted: false, signal: 'SIGKILL', exitCode: null })
         expect(result.stdout.text).toBe('')
         // SIGKILL is only sent once the grace period is over (a lower bound, not a timing guess).
-        expect(result.durationMs).toBeGreaterThanOrEqual(300 + graceMs - 20)
+        expect(result.durationMs).toBeGreaterThanOrEqual(TRAP_TIMEOUT_MS + graceMs - 20)
         expect(await count(m)).toBe(0)
       })
 
