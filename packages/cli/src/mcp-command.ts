@@ -5,9 +5,10 @@ import { composeApp } from './compose.js'
 import { StartupError } from './errors.js'
 import { onStopSignals } from './signals.js'
 
-
 /** Runs `dsh-bash mcp`; resolves with the exit code once the server stopped. */
 export async function runMcp(options: McpOptions): Promise<number> {
+  // On stdio nothing but protocol messages may reach stdout, from the first plugin on.
+  if (!options.http) console.log = console.info = console.debug = (...args: unknown[]) => console.error(...args)
   const app = await composeApp(options)
   let host: McpHost | undefined
   let failure: unknown
@@ -40,18 +41,23 @@ export async function runMcp(options: McpOptions): Promise<number> {
     process.stderr.write(`dsh-bash: MCP server listening on ${server.url}\n`)
     if (!configured) process.stderr.write(`dsh-bash: bearer token: ${token}\n`)
   } else {
-    // Nothing but protocol messages may reach stdout.
-    console.log = console.info = console.debug = (...args: unknown[]) => console.error(...args)
     server = await serveStdio(host)
   }
 
-  const stopped = new Promise<string>((resolve) => {
+  const why = await new Promise<string>((resolve) => {
     server.closed.then(() => resolve('client closed'))
     onStopSignals((signal) => resolve(signal))
+    // A bug must not leave the tasks running: stop everything, then exit 1.
+    process.on('uncaughtException', (error) => {
+      process.stderr.write(`dsh-bash: internal error, stopping: ${error.stack ?? error.message}\n`)
+      resolve('error')
+    })
+    process.on('unhandledRejection', (reason) => {
+      process.stderr.write(`dsh-bash: unhandled rejection (ignored): ${reason instanceof Error ? (reason.stack ?? reason.message) : String(reason)}\n`)
+    })
   })
-  await stopped
   await host.close()
   await server.close()
   await app.shutdown()
-  return 0
+  return why === 'error' ? 1 : 0
 }
