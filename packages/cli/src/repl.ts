@@ -40,7 +40,7 @@ export async function runRepl(options: ReplOptions, io: Io = { input: process.st
   })
   rl.on('SIGINT', () => (repl.busy ? repl.abort() : reader.end()))
   try {
-    if (tty) io.output.write(`dsh-bash REPL in ${repl.agent.session.header.cwd}. ${':help'} lists the commands.\n`)
+    if (tty) io.output.write(`dsh-bash REPL in ${repl.agent.session.header.cwd}. :help lists the commands.\n`)
     await repl.loop()
   } finally {
     rl.close()

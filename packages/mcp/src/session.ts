@@ -148,7 +148,8 @@ export class McpSession {
     if (this._closed) throw new Error('the MCP session is closed')
     const agents = this.ctx.get('agents')
     if (!agents) throw new Error('the agents service is not available (the server is shutting down)')
-    const agent = agents.create({ id: `mcp-${this.label}`, session: { id: this.token, cwd } })
+    // The agent id is a label for logs (unique even with several hosts in one app); the token is the owner.
+    const agent = agents.create({ id: `mcp-${this.label}-${randomBytes(3).toString('hex')}`, session: { id: this.token, cwd } })
     this._agent = agent
     this._unlisten = agent.onInject((entry) => {
       const text = entry.content.map((block) => block.text).join('\n')
