@@ -9,8 +9,9 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { OutputCollector } from '@deepseek-ai/dsh-bash-kit'
 import { bareSpawn } from './lib/app.mjs'
-import { MiB, median, round } from './lib/stats.mjs'
+import { MiB, median, rotate, round } from './lib/stats.mjs'
 
 const WORKER = fileURLToPath(new URL('./lib/big-worker.mjs', import.meta.url))
 const MAX_OUTPUT_BYTES = 64_000 // the default maxOutputBytes
@@ -85,6 +86,42 @@ async function bareRun(testCase, dir) {
   return wallMs
 }
 
+/**
+ * Diagnostic: the same command by a bare spawn whose stdout pipe is drained (and discarded) by this
+ * Node process: what any pipe-reading tool pays at least, with the CPU time Node spends on it.
+ */
+async function pipeRun(testCase) {
+  const cpu0 = process.cpuUsage()
+  const t0 = performance.now()
+  const r = await bareSpawn(testCase.command)
+  const wallMs = performance.now() - t0
+  const cpu = process.cpuUsage(cpu0)
+  if (r.bytes !== testCase.streamBytes) throw new Error(`pipe run of ${testCase.name} read ${r.bytes} bytes`)
+  return { wallMs, cpuMs: (cpu.user + cpu.system) / 1000 }
+}
+
+/**
+ * Diagnostic, immune to the machine's noise: main-thread CPU time of the kit's OutputCollector
+ * (the executor's per-stream buffer) swallowing 1 GB in 64 KiB chunks, the size Node reads from a
+ * pipe, with the default limits (64,000 bytes kept, 64 MiB spill cap).
+ */
+function collectorCost() {
+  const chunks = Array.from({ length: 64 }, () => Buffer.alloc(65536, 97))
+  const runs = []
+  for (let r = 0; r < 3; r++) {
+    const dir = mkdtempSync(join(tmpdir(), 'dsh-bench-collector-'))
+    const collector = new OutputCollector({ maxBytes: MAX_OUTPUT_BYTES, maxSpillBytes: 64 * MiB, spillPath: join(dir, 'spill.log') })
+    const cpu0 = process.cpuUsage()
+    for (let written = 0, i = 0; written < 1e9; written += 65536, i++) collector.write(chunks[i % chunks.length])
+    collector.end()
+    const cpu = process.cpuUsage(cpu0)
+    collector.dispose()
+    rmSync(dir, { recursive: true, force: true })
+    runs.push((cpu.user + cpu.system) / 1000)
+  }
+  return { cpuMsPerGB: round(median(runs), 0), runs: runs.map((x) => round(x, 0)) }
+}
+
 export async function run({ quick = false, log = () => {} } = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'dsh-bench-big-'))
   const configs = [
@@ -93,21 +130,21 @@ export async function run({ quick = false, log = () => {} } = {}) {
   ]
   const out = {}
   try {
+    log('big output: collector cost per GB')
+    out.collector = collectorCost()
     for (const testCase of CASES) {
       for (const { key, label, config, reps } of configs) {
         const bare = []
+        const pipe = []
         const tool = []
         log(`big output: ${testCase.name}, ${label}, ${reps} rep(s)`)
-        for (let i = 0; i < reps; i++) {
-          // Alternate which goes first.
-          if (i % 2 === 0) {
-            bare.push(await bareRun(testCase, dir))
-            tool.push(await toolRun(testCase, config))
-          } else {
-            tool.push(await toolRun(testCase, config))
-            bare.push(await bareRun(testCase, dir))
-          }
+        const steps = {
+          bare: async () => bare.push(await bareRun(testCase, dir)),
+          pipe: async () => pipe.push(await pipeRun(testCase)),
+          tool: async () => tool.push(await toolRun(testCase, config)),
         }
+        // Rotate the order each repetition.
+        for (let i = 0; i < reps; i++) for (const step of rotate(Object.keys(steps), i)) await steps[step]()
         const growth = tool.map((t) => Math.max(t.rss.growthSampled, t.rss.growthHwm ?? 0, t.rss.growthParentSampled ?? 0))
         const bareMedian = median(bare)
         const toolMedian = median(tool.map((t) => t.wallMs))
@@ -118,8 +155,16 @@ export async function run({ quick = false, log = () => {} } = {}) {
           streamBytes: testCase.streamBytes,
           reps,
           bareMs: bare.map((x) => round(x, 1)),
+          pipeMs: pipe.map((x) => round(x.wallMs, 1)),
+          pipeCpuMs: pipe.map((x) => round(x.cpuMs, 0)),
+          pipeRatio: round(median(pipe.map((x) => x.wallMs)) / bareMedian),
+          toolVsPipeRatio: round(toolMedian / median(pipe.map((x) => x.wallMs))),
           toolMs: tool.map((t) => round(t.wallMs, 1)),
           wallRatio: round(toolMedian / bareMedian),
+          // CPU time of the Node process that runs the executor (its share of the work).
+          executorCpuMs: tool.map((t) => round(t.cpuMs, 0)),
+          eventLoopDelayP99Ms: tool.map((t) => round(t.eventLoopDelayMs.p99, 1)),
+          eventLoopDelayMaxMs: tool.map((t) => round(t.eventLoopDelayMs.max, 1)),
           rssGrowthBytes: growth,
           rssGrowthMaxMiB: round(Math.max(...growth) / MiB, 1),
           rssDetail: tool.map((t) => t.rss),

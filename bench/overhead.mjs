@@ -16,6 +16,15 @@ import { median, p90, rotate, round, summary } from './lib/stats.mjs'
 
 const ARGS = { command: 'true', description: 'Run the true command' }
 
+/** Rejects after `ms` (a hanging work-in-progress executor must not hang the whole bench). */
+function within(ms, promise, what) {
+  let timer
+  const timeout = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} did not finish within ${ms / 1000} s`)), ms)
+  })
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer))
+}
+
 export async function run({ quick = false, log = () => {} } = {}) {
   const rounds = quick ? 40 : 400
   const warmup = quick ? 5 : 20
@@ -54,9 +63,9 @@ export async function run({ quick = false, log = () => {} } = {}) {
     else {
       try {
         const sapp = await createApp({ executor: sandbox.plugin, config: sandbox.config })
-        cleanups.push(() => sapp.dispose())
+        cleanups.push(() => within(30_000, sapp.dispose(), 'disposing the sandbox app').catch(() => {}))
         const sagent = sapp.agent('bench-overhead-sandbox')
-        const probe = await sapp.call('bash', ARGS, sagent)
+        const probe = await within(30_000, sapp.call('bash', ARGS, sagent), 'a first `true` through the sandbox executor')
         if (probe.isError) throw new Error(probe.content.map((c) => c.text).join('\n'))
         variants.push({ name: 'sandbox', fn: () => sapp.text('bash', ARGS, sagent) })
       } catch (error) {
@@ -70,9 +79,9 @@ export async function run({ quick = false, log = () => {} } = {}) {
       cleanups.push(() => ssh.stop())
       try {
         const sapp = await createApp({ executor: ssh.plugin, config: ssh.config, workspace: ssh.workspace })
-        cleanups.push(() => sapp.dispose())
+        cleanups.push(() => within(30_000, sapp.dispose(), 'disposing the SSH app').catch(() => {}))
         const sagent = sapp.agent('bench-overhead-ssh', ssh.workspace)
-        const probe = await sapp.call('bash', ARGS, sagent)
+        const probe = await within(30_000, sapp.call('bash', ARGS, sagent), 'a first `true` through the SSH executor')
         if (probe.isError) throw new Error(probe.content.map((c) => c.text).join('\n'))
         variants.push({ name: 'ssh', fn: () => sapp.text('bash', ARGS, sagent) })
       } catch (error) {
@@ -86,7 +95,7 @@ export async function run({ quick = false, log = () => {} } = {}) {
     for (let i = 0; i < warmup + rounds; i++) {
       for (const variant of rotate(variants, i)) {
         const t0 = performance.now()
-        const text = await variant.fn()
+        const text = await within(60_000, variant.fn(), `a \`true\` through ${variant.name}`)
         const dt = performance.now() - t0
         if (text !== '(no output)' && wrong[variant.name].length < 3) wrong[variant.name].push(text)
         if (i >= warmup) times[variant.name].push(dt)

@@ -37,6 +37,8 @@ for (const name of only) {
     process.exit(2)
   }
 }
+// Ctrl-C or a kill: exit through 'exit' handlers, which stop the bench's own sshd.
+for (const signal of ['SIGINT', 'SIGTERM']) process.once(signal, () => process.exit(130))
 const selected = only.length ? BENCHES.filter((b) => only.includes(b)) : BENCHES
 const quick = values.quick
 const log = (line) => console.error(`[bench] ${line}`)
@@ -110,10 +112,15 @@ if (b.overhead && !b.overhead.error) {
 }
 if (b.big && !b.big.error) {
   for (const [key, c] of Object.entries(b.big)) {
+    if (key === 'collector') {
+      row('big', 'OutputCollector: main-thread CPU per GB (64 KiB chunks)', `${fmtMs(c.cpuMsPerGB)} (runs ${c.runs.map((x) => fmtMs(x)).join(', ')})`)
+      continue
+    }
     const is1GB = key.startsWith('1GB')
     const def = key.endsWith('/default')
     const checks = c.checks
     row('big', `${key}: wall tool/bare (median of ${c.reps})`, `${c.wallRatio} (tool ${c.toolMs.map((x) => fmtMs(x)).join(', ')}; bare ${c.bareMs.map((x) => fmtMs(x)).join(', ')})`, is1GB && def ? '≤ 1.3' : '', is1GB && def ? c.wallRatio <= 1.3 : undefined)
+    row('big', `${key}: diagnostics`, `tool/pipe ×${c.toolVsPipeRatio}; bare pipe drained by Node ×${c.pipeRatio} of bare (Node CPU ${c.pipeCpuMs.map((x) => fmtMs(x)).join(', ')}); executor process CPU ${c.executorCpuMs.map((x) => fmtMs(x)).join(', ')}; event-loop delay p99 ${c.eventLoopDelayP99Ms.map((x) => fmtMs(x)).join(', ')}`)
     row('big', `${key}: peak RSS growth`, `${c.rssGrowthMaxMiB} MiB`, '≤ 64 MiB', c.rssGrowthMaxMiB <= 64)
     row('big', `${key}: bytes returned to the model`, `${c.bytesToModel} B, tail exact: ${checks.every((x) => x.tailExact)}`, 'the tail only', checks.every((x) => x.tailExact) && c.bytesToModel < 64_000 + 200)
     if (def) {

@@ -4,6 +4,7 @@
  * argv[2]: JSON {command, config, expect: {streamBytes, tail}}; the result goes back over IPC.
  */
 import { readFileSync, statSync, writeFileSync, existsSync } from 'node:fs'
+import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { createApp, settle } from './app.mjs'
 
 const job = JSON.parse(process.argv[2])
@@ -35,9 +36,14 @@ const sampler = setInterval(() => {
 }, 20)
 process.send?.({ type: 'baseline', rss: baseline })
 
+const eld = monitorEventLoopDelay({ resolution: 10 })
+eld.enable()
+const cpu0 = process.cpuUsage()
 const t0 = performance.now()
 const result = await app.call('bash', { command: job.command, description: 'Print a lot of output', timeoutMs: 600_000 }, agent)
 const wallMs = performance.now() - t0
+const cpu = process.cpuUsage(cpu0)
+eld.disable()
 clearInterval(sampler)
 sampledPeak = Math.max(sampledPeak, process.memoryUsage().rss)
 const hwm = status('VmHWM')
@@ -65,6 +71,8 @@ checks.spillDeletedAfterDispose = spillDeleted
 process.send?.({
   type: 'result',
   wallMs,
+  cpuMs: (cpu.user + cpu.system) / 1000,
+  eventLoopDelayMs: { p99: eld.percentile(99) / 1e6, max: eld.max / 1e6 },
   rss: { baseline, sampledPeak, hwm, hwmReset, baselineHwm, samples, growthSampled: sampledPeak - baseline, growthHwm: hwmReset ? hwm - baseline : null },
   bytesToModel: Buffer.byteLength(text),
   textTail: text.slice(-120),

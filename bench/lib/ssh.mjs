@@ -127,7 +127,11 @@ export async function sshSetup() {
   child.stderr.on('data', (chunk) => {
     if (log.length < 20_000) log += chunk
   })
+  // A bench interrupted half-way must not leave its sshd behind.
+  const onExit = () => child.kill('SIGKILL')
+  process.once('exit', onExit)
   const stop = async () => {
+    process.off('exit', onExit)
     if (child.exitCode === null && child.signalCode === null) {
       const gone = new Promise((resolve) => child.once('exit', resolve))
       child.kill('SIGTERM')
