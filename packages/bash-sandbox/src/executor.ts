@@ -60,6 +60,8 @@ export class SandboxExecutor extends LocalExecutor {
   /** Why confined commands are refused; undefined when the sandbox works. */
   readonly unavailableReason: string | undefined
   private pending?: PendingLaunch
+  /** Physical path of the spill directory (bound read-only into the sandbox). */
+  private readonly spillDirReal: string
 
   constructor(ctx: Context, config: SandboxExecutorConfigInput = {}) {
     const parsed = parseSandboxConfig(config)
@@ -70,6 +72,7 @@ export class SandboxExecutor extends LocalExecutor {
     super(ctx, local as LocalExecutorConfigInput)
     this.sandboxConfig = parsed
     this.workspaceRoot = workspaceRoot
+    this.spillDirReal = realpathSync(this.spillDir)
     this.bwrapPath = lookupExecutable(parsed.bwrapPath ?? 'bwrap')
     // Probed once: every confined command is refused with this reason when bwrap cannot work here.
     this.unavailableReason = this.probe()
@@ -139,7 +142,7 @@ export class SandboxExecutor extends LocalExecutor {
       workdir: spec.workdir,
       workdirReal: realpathSync(spec.workdir),
       // The spill directory (full outputs, long scripts) lives under /tmp by default: keep it readable.
-      readOnlyExtras: [this.spillDir],
+      readOnlyExtras: [this.spillDirReal],
     })
     // Handed to bwrap as fd 3 (`--json-status-fd 3`); the local executor closes its copy once spawned.
     const statusFd = openStatusFile(pending.statusPath)
