@@ -2,7 +2,7 @@ import { PassThrough } from 'node:stream'
 import type { ClientChannel } from 'ssh2'
 import type { BashExecSpec } from '@deepseek-ai/dsh-bash'
 import type { ExitFacts, LaunchedCommand } from '@deepseek-ai/dsh-bash-kit'
-import type { ExecHandle } from './connection.js'
+import type { ExecHandle, SshConnection } from './connection.js'
 import type { SshHost } from './host.js'
 import { execText, HEADER_PREFIX, MAX_EXEC_TEXT_BYTES, UPLOAD_TEXT, wrapperScript } from './scripts.js'
 
@@ -13,8 +13,8 @@ export interface LaunchOptions {
   marker: string
 }
 
-/** Longest header line accepted before giving up on the wrapper. */
-const MAX_HEADER_BYTES = 256
+/** Output accepted before the header (from the login shell's own startup files) before giving up. */
+const MAX_PREAMBLE_BYTES = 64 * 1024
 
 /**
  * Starts one command on `host`: a session channel runs the wrapper (see scripts.ts), which reports
@@ -72,6 +72,7 @@ class RemoteCommand implements LaunchedCommand {
   private waiter?: ClientChannel
   private released = false
   private readonly channel: ClientChannel
+  private readonly connection: SshConnection
   private readonly stopLostWatch: () => void
   /** Startup stderr, kept to explain a failed start. */
   private startupStderr = ''
@@ -85,6 +86,8 @@ class RemoteCommand implements LaunchedCommand {
     private readonly shell: string,
   ) {
     this.channel = handle.channel
+    this.connection = handle.connection
+    host.pool.hold(this.connection)
     this.exited = new Promise((resolve) => {
       this.resolveExited = resolve
     })
@@ -104,21 +107,23 @@ class RemoteCommand implements LaunchedCommand {
     channel.on('error', () => {})
     let header: Buffer | undefined = Buffer.alloc(0)
     channel.on('data', (chunk: Buffer) => {
-      if (header !== undefined) {
-        header = Buffer.concat([header, chunk])
-        const newline = header.indexOf(0x0a)
-        if (newline < 0) {
-          if (header.length > MAX_HEADER_BYTES) this.failStart(`unexpected output from the remote wrapper on ${this.host.label}`)
-          return
-        }
-        const line = header.subarray(0, newline).toString('utf8')
-        const rest = header.subarray(newline + 1)
-        header = undefined
-        this.onHeader(line)
-        if (rest.length > 0) this.forward(rest)
+      if (header === undefined) {
+        this.forward(chunk)
         return
       }
-      this.forward(chunk)
+      header = Buffer.concat([header, chunk])
+      // A login shell may print something of its own first (a chatty ~/.bashrc): skip to the header.
+      const at = header.indexOf(HEADER_PREFIX)
+      const newline = at < 0 ? -1 : header.indexOf(0x0a, at)
+      if (newline < 0) {
+        if (header.length > MAX_PREAMBLE_BYTES) this.failStart(`unexpected output from the remote wrapper on ${this.host.label}`)
+        return
+      }
+      const line = header.subarray(at, newline).toString('utf8')
+      const rest = header.subarray(newline + 1)
+      header = undefined
+      this.onHeader(line)
+      if (rest.length > 0) this.forward(rest)
     })
     channel.stderr.on('data', (chunk: Buffer) => {
       if (!this.startSettled && this.startupStderr.length < 4096) this.startupStderr += chunk.toString('utf8')
@@ -211,39 +216,33 @@ class RemoteCommand implements LaunchedCommand {
 
   async countLeftovers(): Promise<number> {
     if (this.lost) return 0
-    try {
-      const result = await this.host.runHelper(this.host.controlText('count', this.pid, this.marker))
-      if (result.lost) {
-        this.markLost(`connection to ${this.host.label} lost`)
-        return 0
-      }
-      const count = Number.parseInt(result.stdout.trim(), 10)
-      return Number.isFinite(count) ? count : 0
-    } catch (error) {
-      this.markLost(messageOf(error))
-      return 0
-    }
+    const answer = await this.control('count', 0)
+    const count = answer === undefined ? 0 : Number.parseInt(answer, 10)
+    return Number.isFinite(count) ? count : 0
   }
 
   terminate(graceMs: number): Promise<void> {
-    this.termination ??= this.runControl('term', graceMs)
+    this.termination ??= this.control('term', graceMs).then(() => undefined)
     return this.termination
   }
 
   whenEmpty(): Promise<void> {
-    this.emptied ??= this.runControl('wait', 0, (channel) => {
+    this.emptied ??= this.control('wait', 0, (channel) => {
       this.waiter = channel
-    })
+    }).then(() => undefined)
     return this.emptied
   }
 
-  private async runControl(op: 'term' | 'wait', arg: number, onChannel?: (channel: ClientChannel) => void): Promise<void> {
-    if (this.lost || !this.pid) return
+  /** A control operation on this command's processes; a connection that is gone makes it lost. */
+  private async control(op: 'count' | 'term' | 'wait', arg: number, onChannel?: (channel: ClientChannel) => void): Promise<string | undefined> {
+    if (this.lost || !this.pid) return undefined
     try {
-      const result = await this.host.runHelper(this.host.controlText(op, this.pid, this.marker, arg), { stdin: null, onChannel })
-      if (result.lost && !this.released) this.markLost(`connection to ${this.host.label} lost`)
+      const answer = await this.host.control(this.connection, op, this.pid, this.marker, arg, onChannel)
+      if (answer === undefined && !this.released) this.markLost(`connection to ${this.host.label} lost`)
+      return answer
     } catch (error) {
       if (!this.released) this.markLost(messageOf(error))
+      return undefined
     }
   }
 
@@ -256,7 +255,9 @@ class RemoteCommand implements LaunchedCommand {
 
   /** Closes what this command holds open (also after a failed start). */
   cleanup(): void {
+    if (this.released) return
     this.released = true
+    this.host.pool.unhold(this.connection)
     this.stopLostWatch()
     // A waiter stops when its stdin ends.
     this.waiter?.end()

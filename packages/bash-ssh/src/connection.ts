@@ -1,6 +1,9 @@
 import ssh2 from 'ssh2'
 import type { Client as ClientType, ClientChannel, ConnectConfig } from 'ssh2'
 import type { HostKeyPolicy } from './hostkey.js'
+import { HEADER_PREFIX } from './scripts.js'
+
+const AGENT_HEADER = `${HEADER_PREFIX}agent`
 
 /** What one host connection needs. */
 export interface ConnectionSettings {
@@ -33,6 +36,14 @@ export class SshConnection {
   sessions = 0
   /** Session channels open on this connection. */
   open = 0
+  /** The control agent on this connection (see AGENT_SCRIPT), once asked for. */
+  agent?: Promise<ControlAgent | undefined>
+  /** True while the agent's channel is open (it holds one session slot). */
+  agentOpen = false
+  /** The server refused the agent's channel: use one-shot helpers on this connection. */
+  agentRefused = false
+  /** Commands launched on this connection and not yet released (they need it for control requests). */
+  holders = 0
   capacity: number
   readonly ready: Promise<void>
   private client?: ClientType
@@ -260,10 +271,61 @@ export class ConnectionPool {
     }
   }
 
+  /**
+   * The control agent of a connection, started on first use; undefined when it cannot run there
+   * (no free session slot, refused, connection gone): callers fall back to one-shot helpers.
+   */
+  agentFor(connection: SshConnection, text: string): Promise<ControlAgent | undefined> {
+    if (connection.agent) return connection.agent
+    if (connection.state !== 'ready' || connection.agentRefused || connection.sessions >= connection.capacity) {
+      return Promise.resolve(undefined)
+    }
+    connection.sessions++
+    let agent: ControlAgent | undefined
+    const started = connection
+      .exec(text, (channel) => {
+        connection.open++
+        connection.agentOpen = true
+        agent = new ControlAgent(channel)
+        channel.once('close', () => {
+          connection.open--
+          connection.agentOpen = false
+          connection.agent = undefined
+          this.releaseSlot(connection)
+        })
+      })
+      .then(
+        () => agent,
+        () => {
+          connection.agentRefused = true
+          connection.agent = undefined
+          this.releaseSlot(connection)
+          return undefined
+        },
+      )
+    connection.agent = started
+    return started
+  }
+
+  /** A command launched on `connection` keeps it open until `unhold`. */
+  hold(connection: SshConnection): void {
+    connection.holders++
+  }
+
+  unhold(connection: SshConnection): void {
+    connection.holders = Math.max(0, connection.holders - 1)
+    this.closeIfIdle(connection)
+  }
+
   private releaseSlot(connection: SshConnection): void {
     connection.sessions = Math.max(0, connection.sessions - 1)
-    // Overflow connections are closed as soon as they are idle; the first one stays.
-    if (connection.sessions === 0 && this.connections.indexOf(connection) > 0) {
+    this.closeIfIdle(connection)
+  }
+
+  /** Overflow connections are closed as soon as nothing uses them (their agent aside); the first one stays. */
+  private closeIfIdle(connection: SshConnection): void {
+    if (connection.holders > 0 || connection.sessions !== (connection.agentOpen ? 1 : 0)) return
+    if (this.connections.indexOf(connection) > 0) {
       this.forget(connection)
       connection.close()
     }
@@ -278,5 +340,56 @@ export class ConnectionPool {
   close(): void {
     this.closed = true
     for (const connection of this.connections.splice(0)) connection.close()
+  }
+}
+
+/**
+ * The client side of a control agent: numbered requests, one answer line each. An answer of
+ * undefined means the agent's channel closed first (the caller decides whether the connection is
+ * gone or falls back to a one-shot helper).
+ */
+export class ControlAgent {
+  private readonly pending = new Map<number, (answer: string | undefined) => void>()
+  private seq = 0
+  private buffer = ''
+  private closed = false
+  /** False until the agent's first line: what a login shell prints before it is skipped. */
+  private ready = false
+
+  constructor(private readonly channel: ClientChannel) {
+    channel.on('error', () => {})
+    channel.stderr.on('data', () => {})
+    channel.on('data', (chunk: Buffer) => {
+      this.buffer += chunk.toString('utf8')
+      let newline: number
+      while ((newline = this.buffer.indexOf('\n')) >= 0) {
+        const line = this.buffer.slice(0, newline)
+        this.buffer = this.buffer.slice(newline + 1)
+        if (!this.ready) {
+          this.ready = line.endsWith(AGENT_HEADER)
+          continue
+        }
+        const space = line.indexOf(' ')
+        const id = Number(line.slice(0, space))
+        const resolve = this.pending.get(id)
+        if (!resolve) continue
+        this.pending.delete(id)
+        resolve(line.slice(space + 1))
+      }
+    })
+    channel.once('close', () => {
+      this.closed = true
+      for (const resolve of this.pending.values()) resolve(undefined)
+      this.pending.clear()
+    })
+  }
+
+  request(op: string, pgid: number, marker: string, arg: number): Promise<string | undefined> {
+    if (this.closed) return Promise.resolve(undefined)
+    const id = ++this.seq
+    return new Promise((resolve) => {
+      this.pending.set(id, resolve)
+      this.channel.write(`${id} ${op} ${pgid} ${marker} ${arg}\n`)
+    })
   }
 }

@@ -1,6 +1,6 @@
 import type { ClientChannel } from 'ssh2'
-import { ConnectionPool, type ConnectionSettings, type ExecHandle } from './connection.js'
-import { CONTROL_SCRIPT, execText } from './scripts.js'
+import { ConnectionPool, type ConnectionSettings, type ExecHandle, type SshConnection } from './connection.js'
+import { AGENT_SCRIPT, CONTROL_SCRIPT, execText } from './scripts.js'
 
 /** What a finished remote helper printed. */
 export interface HelperResult {
@@ -61,6 +61,37 @@ export class SshHost {
   /** The shell text of a control operation (see CONTROL_SCRIPT). */
   controlText(op: ControlOp, pgid: number, marker: string, arg = 0): string {
     return execText(this.shell, CONTROL_SCRIPT, 'dsh-bash-ssh-ctl', [op, String(pgid), marker, String(arg)])
+  }
+
+  /**
+   * Runs a control operation for a command launched on `connection`: through the connection's
+   * control agent when it can run, else through a one-shot helper channel. Resolves with the
+   * answer (`count`: a number; `term`: `done`; `wait`: `empty`), or undefined when the connection
+   * is gone. Rejects when no channel can be opened at all.
+   */
+  async control(
+    connection: SshConnection,
+    op: ControlOp,
+    pgid: number,
+    marker: string,
+    arg = 0,
+    onChannel?: (channel: ClientChannel) => void,
+  ): Promise<string | undefined> {
+    if (connection.state === 'ready') {
+      const agent = await this.pool.agentFor(connection, this.agentText)
+      if (agent) {
+        const answer = await agent.request(op, pgid, marker, arg)
+        if (answer !== undefined) return answer
+      }
+    }
+    // The command's channel lived on this connection: without it, the command is lost.
+    if (connection.state !== 'ready') return undefined
+    const result = await this.runHelper(this.controlText(op, pgid, marker, arg), { stdin: null, onChannel })
+    return result.lost ? undefined : result.stdout.trim()
+  }
+
+  private get agentText(): string {
+    return execText(this.shell, AGENT_SCRIPT, 'dsh-bash-ssh-agent', [])
   }
 
   /**

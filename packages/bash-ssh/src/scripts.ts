@@ -92,14 +92,12 @@ export const UPLOAD_TEXT =
   'umask 077; f=$(mktemp "${TMPDIR:-/tmp}/dsh-bash-ssh.XXXXXXXXXX") || exit 1; cat >"$f" || { rm -f -- "$f"; exit 1; }; printf \'%s\\n\' "$f"'
 
 /**
- * The control script: `count`, `term <graceMs>` or `wait` for one command, found by its process
- * group (the pid reported by the wrapper; 0 for none) and by its marker in /proc/<pid>/environ, so
- * descendants that left the group (setsid, nohup, double fork) are found too. Zombies never count.
- * Waits use `read -t` on the channel's stdin: when the client ends the channel (or the connection
- * dies), a waiting `wait` stops at once instead of outliving its purpose.
+ * Shell functions shared by the control helpers. A command's processes are found by its process
+ * group (`$pg`, the pid the wrapper reported; 0 for none) and by its marker (`$mk`) in
+ * /proc/<pid>/environ, so descendants that left the group (setsid, nohup, double fork) are found
+ * too. Zombies never count. `nap <ms>` is defined by each script.
  */
-export const CONTROL_SCRIPT = [
-  'op=$1 pg=$2 mk=$3 arg=$4 pids="" eof=""',
+const CONTROL_FUNCTIONS = [
   'scan() {',
   '  pids=""; local f l p',
   '  if [ "$pg" -gt 0 ]; then',
@@ -121,15 +119,6 @@ export const CONTROL_SCRIPT = [
   '    done',
   '  fi',
   '}',
-  // Sleeps $1 ms; returns 1 when stdin ended (the client gave up), after which plain sleep is used.
-  'nap() {',
-  '  local s; printf -v s "%d.%03d" $(($1 / 1000)) $(($1 % 1000))',
-  '  if [ -z "$eof" ]; then',
-  '    read -r -t "$s" -n 1 _; [ $? -gt 128 ] && return 0',
-  '    eof=1; return 1',
-  '  fi',
-  '  sleep "$s"',
-  '}',
   'sig() {',
   '  scan; [ -n "$pids" ] || return 1',
   '  [ "$pg" -gt 0 ] && kill -"$1" -- -"$pg" 2>/dev/null',
@@ -137,28 +126,78 @@ export const CONTROL_SCRIPT = [
   '  [ "$1" = TERM ] && kill -CONT $pids 2>/dev/null',
   '  return 0',
   '}',
+  'secs() { printf -v s "%d.%03d" $(($1 / 1000)) $(($1 % 1000)); }',
+  // TERM to everything, KILL after `$arg` ms to whatever is left; then up to ~5 s for the kernel.
+  'terminate() {',
+  '  local waited=0 step=10 i',
+  '  sig TERM || return 0',
+  '  while [ "$waited" -lt "$arg" ]; do',
+  '    [ $((arg - waited)) -lt $step ] && step=$((arg - waited))',
+  '    nap $step; waited=$((waited + step))',
+  '    scan; [ -z "$pids" ] && return 0',
+  '    [ $step -lt 100 ] && step=$((step * 2))',
+  '  done',
+  '  for ((i = 0; i < 100; i++)); do sig KILL || return 0; nap 50; done',
+  '}',
+  // Until no process is left; stops early (status 1) when nap says the requester is gone.
+  'wait_empty() {',
+  '  local step=10',
+  '  while scan; [ -n "$pids" ]; do',
+  '    nap $step || return 1',
+  '    [ $step -lt 200 ] && step=$((step * 2))',
+  '  done',
+  '}',
+]
+
+/**
+ * A one-shot control helper: `<op> <pgid> <marker> <arg>` with op `count`, `term` (arg: grace ms)
+ * or `wait`. Naps are `read -t` on the channel's stdin: when the client ends the channel (or the
+ * connection dies), a `wait` stops at once instead of outliving its purpose.
+ */
+export const CONTROL_SCRIPT = [
+  'op=$1 pg=$2 mk=$3 arg=$4 pids="" eof=""',
+  ...CONTROL_FUNCTIONS,
+  'nap() {',
+  '  local s; secs "$1"',
+  '  if [ -z "$eof" ]; then',
+  '    read -r -t "$s" -n 1 _; [ $? -gt 128 ] && return 0',
+  '    eof=1; return 1',
+  '  fi',
+  '  sleep "$s"',
+  '}',
   'case $op in',
   '  count) scan; set -f; set -- $pids; set +f; echo "$#" ;;',
-  '  term)',
-  '    if sig TERM; then',
-  '      waited=0 step=10',
-  '      while [ "$waited" -lt "$arg" ]; do',
-  '        [ $((arg - waited)) -lt $step ] && step=$((arg - waited))',
-  '        nap $step; waited=$((waited + step))',
-  '        scan; [ -z "$pids" ] && break',
-  '        [ $step -lt 100 ] && step=$((step * 2))',
-  '      done',
-  // After SIGKILL, give the kernel up to ~5 s to finish (processes in uninterruptible sleep).
-  '      for ((i = 0; i < 100; i++)); do sig KILL || break; nap 50; done',
-  '    fi',
-  '    echo done ;;',
-  '  wait)',
-  '    step=10',
-  '    while scan; [ -n "$pids" ]; do',
-  '      nap $step || exit 0',
-  '      [ $step -lt 200 ] && step=$((step * 2))',
-  '    done',
-  '    echo empty ;;',
+  '  term) terminate; echo done ;;',
+  '  wait) wait_empty && echo empty ;;',
   '  *) echo "unknown op $op" >&2; exit 2 ;;',
   'esac',
+].join('\n')
+
+/**
+ * The control agent: one per connection, started on the first control request, serving
+ * `<id> <op> <pgid> <marker> <arg>` lines from stdin with `<id> <answer>` lines on stdout (`count`
+ * answers at once; `term` and `wait` run in the background and answer when done). It saves a
+ * session channel and two shell starts per request. Naps read a private FIFO with a timeout (no
+ * process per nap). Its first line is `@dsh-bash-ssh agent` (anything a login shell printed before
+ * it is skipped). When its stdin ends (the client closed it or the connection died) it exits;
+ * running waits notice and stop, running terminations go on to their end.
+ */
+export const AGENT_SCRIPT = [
+  'agent=$$ nofifo="" pids=""',
+  '{ f=$(mktemp -u "${TMPDIR:-/tmp}/dsh-bash-ssh-nap.XXXXXXXXXX") && mkfifo -m 600 "$f" && exec 9<>"$f" && rm -f -- "$f"; } 2>/dev/null || nofifo=1',
+  ...CONTROL_FUNCTIONS,
+  `echo '${HEADER_PREFIX}agent'`,
+  'nap() {',
+  '  local s; secs "$1"',
+  '  if [ -z "$nofifo" ]; then read -r -t "$s" -u 9 _; else sleep "$s"; fi',
+  '  kill -0 "$agent" 2>/dev/null',
+  '}',
+  'while read -r id op pg mk arg; do',
+  '  case $op in',
+  '    count) scan; set -f; set -- $pids; set +f; echo "$id $#" ;;',
+  '    term) ( terminate; echo "$id done" ) & ;;',
+  '    wait) ( wait_empty && echo "$id empty" ) & ;;',
+  '    *) echo "$id error" ;;',
+  '  esac',
+  'done',
 ].join('\n')

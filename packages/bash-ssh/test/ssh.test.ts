@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process'
-import { readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { Context } from 'cordis'
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
@@ -168,6 +168,24 @@ describe.skipIf(skip !== undefined)('against real sshd servers', () => {
       const path = result.stdout.text.split('\n')[1]
       expect((await run(bash, `test -e '${path}' && echo present || echo gone`)).stdout.text).toBe('gone\n')
       await expect(run(bash, `#${'y'.repeat(1024 * 1024)}`)).rejects.toThrow(/command is too long/)
+    })
+
+    it("output from the login shell's startup files before the wrapper runs is skipped", async () => {
+      // sshd runs the command with the user's login shell; Debian's bash reads ~/.bashrc for it.
+      const rc = `/home/${TEST_USER}/.bashrc`
+      const before = existsSync(rc) ? readFileSync(rc) : undefined
+      writeFileSync(rc, `printf 'noise from bashrc '\necho more noise >&2\n${before ?? ''}`)
+      try {
+        const bash = await executor()
+        const probe = await run(bash, 'true')
+        const result = await run(bash, 'echo clean')
+        expect(result.stdout.text).toBe('clean\n')
+        // Whether the shell read the file depends on how bash was built; the stderr noise shows it.
+        if (probe.stderr.text !== '') expect(result.stderr.text).toBe('more noise\n')
+      } finally {
+        if (before === undefined) rmSync(rc, { force: true })
+        else writeFileSync(rc, before)
+      }
     })
 
     it('exit codes and signals come from the remote exit status', async () => {

@@ -139,6 +139,11 @@ export async function startSshd(keys: TestKeys, name: string, options: { maxSess
   const start = async () => {
     log = ''
     child = spawn(SSHD, ['-D', '-e', '-f', configPath], { stdio: ['ignore', 'ignore', 'pipe'] })
+    // A test process that dies early must not leave its server behind.
+    const listener = child
+    const onExit = () => listener.kill('SIGKILL')
+    process.once('exit', onExit)
+    listener.once('exit', () => process.removeListener('exit', onExit))
     child.stderr!.on('data', (chunk: Buffer) => {
       if (log.length < 20_000) log += chunk.toString()
     })
