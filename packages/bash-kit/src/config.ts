@@ -109,5 +109,6 @@ export function resolveRequest(
     stdin: request.stdin,
     env: request.env,
     sandboxMode,
+    ...(typeof request.onOutput === 'function' ? { onOutput: request.onOutput } : {}),
   }
 }

@@ -11,6 +11,7 @@ import {
   type BashTask,
   type BashTaskRead,
   unknownTaskError,
+  type OutputListener,
 } from '@deepseek-ai/dsh-bash'
 import { OutputCollector } from './collector.js'
 import { type ExecutorConfig, MAX_TIMER_MS, resolveRequest } from './config.js'
@@ -112,6 +113,10 @@ export abstract class ProcessExecutor extends BashExecutor {
     active.launched = launched
     try {
       const streamsClosed = Promise.all([collect(launched.stdout, stdout), collect(launched.stderr, stderr)])
+      if (spec.onOutput) {
+        forwardLive(launched.stdout, 'stdout', spec.onOutput)
+        forwardLive(launched.stderr, 'stderr', spec.onOutput)
+      }
       let cause: 'timeout' | 'abort' | 'dispose' | undefined
       let termination: Promise<void> | undefined
       const stop = (why: 'timeout' | 'abort' | 'dispose') => {
@@ -352,6 +357,20 @@ export abstract class ProcessExecutor extends BashExecutor {
       )
     }
   }
+}
+
+/** Decodes a stream for a live listener (progress); the listener's failures never reach the run. */
+function forwardLive(stream: Readable, name: 'stdout' | 'stderr', listener: OutputListener): void {
+  const decoder = new TextDecoder('utf-8', { fatal: false })
+  stream.on('data', (chunk: Buffer) => {
+    const text = decoder.decode(chunk, { stream: true }).replaceAll('\0', '\uFFFD')
+    if (text === '') return
+    try {
+      listener(name, text)
+    } catch {
+      // A progress display must not break the command it displays.
+    }
+  })
 }
 
 /** Feeds a stream into a collector; resolves when the stream is closed (never rejects). */

@@ -265,6 +265,24 @@ export function defineBashExecutorConformance(name: string, options: Conformance
         expect(split.stderr.text).toBe('😀')
       })
 
+      it('onOutput receives the live output of a foreground run, whole characters only, without changing the result', async () => {
+        const bash = await executor()
+        const seen = { stdout: '', stderr: '' }
+        let beforeEnd = ''
+        const result = await run(bash, "echo first; printf '\\xe2'; sleep 0.3; printf '\\x82\\xac\\n'; echo oops >&2", {
+          onOutput: (stream: 'stdout' | 'stderr', text: string) => {
+            seen[stream] += text
+            if (stream === 'stdout' && beforeEnd === '') beforeEnd = seen.stdout
+          },
+        })
+        expect(seen).toEqual({ stdout: 'first\n€\n', stderr: 'oops\n' })
+        expect(beforeEnd.startsWith('first\n')).toBe(true)
+        expect(result.stdout.text).toBe('first\n€\n')
+        expect(result.stderr.text).toBe('oops\n')
+        const quiet = await run(bash, 'echo x', { onOutput: () => { throw new Error('display down') } })
+        expect(quiet.stdout.text).toBe('x\n')
+      })
+
       it('an output of exactly maxOutputBytes is kept whole; one byte more is truncated with a complete spill file', async () => {
         const bash = await executor({ maxOutputBytes: 1000 })
         const exact = numberedBytes(1000)

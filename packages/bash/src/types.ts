@@ -30,7 +30,17 @@ export interface BashExecRequest {
   env?: Readonly<Record<string, string>>
   /** Requested sandbox mode; ignored by executors that do not confine. */
   sandboxMode?: SandboxMode
+  /**
+   * Live output of a foreground `run`, for progress displays: called with each decoded piece of
+   * text as it arrives (never split inside a character). For trusted in-process callers; a throw is
+   * ignored. Never called by `start` (background output is read with `readOutput`). It changes
+   * nothing in the result.
+   */
+  onOutput?: OutputListener
 }
+
+/** Receives live foreground output (see `BashExecRequest.onOutput`). */
+export type OutputListener = (stream: 'stdout' | 'stderr', text: string) => void
 
 /**
  * A fully resolved request: the output of `resolve`, the only input of `run` and `start`.
@@ -49,6 +59,8 @@ export interface BashExecSpec {
   readonly env?: Readonly<Record<string, string>>
   /** The effective sandbox mode, or undefined for executors that do not confine (the key is always present). */
   readonly sandboxMode: SandboxMode | undefined
+  /** Live output listener of a foreground run (see `BashExecRequest.onOutput`). */
+  readonly onOutput?: OutputListener
 }
 
 /** One output stream as collected by an executor. */

@@ -136,6 +136,23 @@ describe('dsh-bash mcp over stdio (real server process, SDK client)', () => {
     for (let i = 1; i < progress.length; i++) expect(progress[i].progress).toBeGreaterThan(progress[i - 1].progress)
   })
 
+  it('progress carries the newest output line of a long foreground call', async () => {
+    const progress: ProgressNotification['params'][] = []
+    const result = (await server.client.callTool(
+      { name: 'bash', arguments: { command: 'echo step one; sleep 1.5; echo step two >&2; sleep 1.5; echo end', description: 'Print steps slowly' } },
+      undefined,
+      { onprogress: (p) => void progress.push(p) },
+    )) as CallToolResult
+    expect(result.content).toEqual([{ type: 'text', text: 'step one\nend\n[stderr]\nstep two\n' }])
+    const messages = progress.map((p) => p.message)
+    expect(messages.length).toBeGreaterThanOrEqual(2)
+    for (const message of messages) expect(message).toMatch(/^running for \d+s(: step (one|two))?$/)
+    // The newest line is reported: once "step two" appeared, "step one" never comes back.
+    const firstTwo = messages.findIndex((m) => m?.endsWith('step two'))
+    expect(firstTwo).toBeGreaterThanOrEqual(0)
+    expect(messages.slice(firstTwo).every((m) => m?.endsWith('step two'))).toBe(true)
+  })
+
   it('runs in the server cwd by default', async () => {
     expect(await bash(server.client, 'pwd')).toEqual({ texts: [`${ROOT}\n`], isError: false })
   })

@@ -106,14 +106,21 @@ export class McpSession {
     }
     const callId = `${this.label}-${++this._seq}`
     this._calls.set(callId, extra)
-    const stopProgress = this.startProgress(extra)
+    const progress = this.startProgress(extra)
     try {
-      const result = await tools.execute({ callId, name, arguments: args ?? {}, agent, signal: extra.signal })
+      const result = await tools.execute({
+        callId,
+        name,
+        arguments: args ?? {},
+        agent,
+        signal: extra.signal,
+        onProgress: progress.update,
+      })
       // A cancelled request gets no response: keep the notices for the next result.
       const notices = extra.signal.aborted ? [] : this.takeNotices()
       return { content: [...result.content, ...notices].map(copyBlock), isError: result.isError }
     } finally {
-      stopProgress()
+      progress.stop()
       this._calls.delete(callId)
     }
   }
@@ -192,24 +199,31 @@ export class McpSession {
   }
 
   /**
-   * Progress for a call that carries a progress token: elapsed time, every `progressIntervalMs`.
-   * The executor seam gives no live output for foreground runs, so no output line is included.
+   * Progress for a call that carries a progress token: every `progressIntervalMs`, the elapsed time
+   * and the newest output line the tool reported (`ToolExecution.onProgress`).
    */
-  private startProgress(extra: Extra): () => void {
+  private startProgress(extra: Extra): { update?: (update: { message: string }) => void; stop: () => void } {
     const token = extra._meta?.progressToken
-    if (token === undefined) return () => {}
+    if (token === undefined) return { stop: () => {} }
     const started = Date.now()
+    let newest = ''
     const timer = setInterval(() => {
       const elapsed = Date.now() - started
+      const seconds = `running for ${Math.round(elapsed / 1000)}s`
       extra
         .sendNotification({
           method: 'notifications/progress',
-          params: { progressToken: token, progress: elapsed, message: `running for ${Math.round(elapsed / 1000)}s` },
+          params: { progressToken: token, progress: elapsed, message: newest ? `${seconds}: ${newest}` : seconds },
         })
         .catch(() => {})
     }, this.options.progressIntervalMs)
     timer.unref()
-    return () => clearInterval(timer)
+    return {
+      update: (update) => {
+        newest = update.message
+      },
+      stop: () => clearInterval(timer),
+    }
   }
 
   /**

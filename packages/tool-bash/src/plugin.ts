@@ -73,6 +73,7 @@ export const ToolBash = {
           owner: ownerToken(call),
           sandboxMode,
         }
+        if (call.onProgress && !args.run_in_background) request.onOutput = newestLineReporter(call.onProgress)
         const spec = ctx.bash.resolve(request)
         if (args.run_in_background) return startedText(ctx.bash.start(spec).id)
         const result = await ctx.bash.run(spec)
@@ -135,6 +136,28 @@ function deliverNotice(ctx: Context, task: BashTask): void {
     const message = error instanceof Error ? error.message : String(error)
     // The agent went away between the lookup and the call: nothing to tell it any more.
     if (!message.includes('disposed')) console.error(`[tool-bash] could not deliver the notice of ${task.id}: ${message}`)
+  }
+}
+
+/**
+ * Turns live output into progress updates carrying the newest complete, non-blank line (both
+ * streams), reported only when it changes; front ends throttle further.
+ */
+function newestLineReporter(report: NonNullable<ToolCall['onProgress']>): NonNullable<BashExecRequest['onOutput']> {
+  const partial = { stdout: '', stderr: '' }
+  let last = ''
+  return (stream, text) => {
+    const lines = (partial[stream] + text).split('\n')
+    partial[stream] = (lines.pop() ?? '').slice(-4096)
+    for (let i = lines.length - 1; i >= 0; i--) {
+      const line = lines[i].trim()
+      if (line === '') continue
+      if (line !== last) {
+        last = line
+        report({ message: line.length > 200 ? `${line.slice(0, 200)}…` : line })
+      }
+      return
+    }
   }
 }
 

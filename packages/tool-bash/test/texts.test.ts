@@ -169,3 +169,44 @@ describe('bash tool texts over the local executor', () => {
     expect(result.content[0].text).toBe('Error: the command was aborted\nbefore\n[killed by signal: SIGTERM]')
   })
 })
+
+describe('live progress', () => {
+  it('reports the newest complete output line while a foreground command runs, and never changes the result', async () => {
+    const app = await createApp()
+    try {
+      const updates: string[] = []
+      const result = await app.root.tools.execute({
+        callId: 'p',
+        name: 'bash',
+        arguments: { command: 'echo one; echo two; sleep 0.3; printf "thr"; sleep 0.2; echo ee; echo four >&2', description: 'x' },
+        onProgress: (update) => updates.push(update.message),
+      })
+      expect(result).toEqual({ content: [{ type: 'text', text: 'one\ntwo\nthree\n[stderr]\nfour\n' }], isError: false })
+      expect(updates[0]).toMatch(/^(one|two)$/)
+      expect(updates).toContain('three')
+      expect(updates.at(-1)).toBe('four')
+      // A line is reported only when it changes, and never half a line.
+      for (let i = 1; i < updates.length; i++) expect(updates[i]).not.toBe(updates[i - 1])
+      expect(updates).not.toContain('thr')
+    } finally {
+      await app.dispose()
+    }
+  })
+
+  it('a throwing progress sink harms nothing', async () => {
+    const app = await createApp()
+    try {
+      const result = await app.root.tools.execute({
+        callId: 'p',
+        name: 'bash',
+        arguments: { command: 'echo a', description: 'x' },
+        onProgress: () => {
+          throw new Error('ui down')
+        },
+      })
+      expect(result).toEqual({ content: [{ type: 'text', text: 'a\n' }], isError: false })
+    } finally {
+      await app.dispose()
+    }
+  })
+})

@@ -164,6 +164,7 @@ export class ToolRegistry extends Service {
       rawArguments: raw,
       agent: execution.agent,
       signal: execution.signal,
+      onProgress: safeProgress(execution.onProgress),
     })
 
     // Stage 3: permissions.
@@ -253,6 +254,18 @@ export class ToolRegistry extends Service {
 
   private _warn(message: string): void {
     console.error(`[dsh-tools] ${message}`)
+  }
+}
+
+/** Wraps a caller's progress sink so that a failing front end never fails the tool. */
+function safeProgress(sink: ToolExecution['onProgress']): ToolCall['onProgress'] {
+  if (typeof sink !== 'function') return undefined
+  return (update) => {
+    try {
+      sink(update)
+    } catch {
+      // Progress is best effort.
+    }
   }
 }
 

@@ -48,6 +48,17 @@ export interface ToolExecution {
   agent?: ToolCaller
   /** Cancels the call. An abort after the result is ready has no effect. */
   signal?: AbortSignal
+  /**
+   * Receives progress while the tool runs (a long command's newest output line). Front ends throttle
+   * and forward it (MCP progress notifications); a throw is ignored. Tools may never call it.
+   */
+  onProgress?: (update: ToolProgress) => void
+}
+
+/** A progress update from a running tool. */
+export interface ToolProgress {
+  /** A short human-readable line, e.g. the newest output line of a command. */
+  message: string
 }
 
 /** What a tool's `execute` and the pipeline stages see of a call. */
@@ -60,6 +71,8 @@ export interface ToolCall<A = Record<string, unknown>> {
   rawArguments: Readonly<Record<string, unknown>>
   agent?: ToolCaller
   signal?: AbortSignal
+  /** Progress sink of the caller, when it wants progress (see `ToolExecution.onProgress`). */
+  onProgress?: (update: ToolProgress) => void
 }
 
 /** How a UI should present a call or a result. Pure data; never contains functions. */
