@@ -36,9 +36,13 @@ for (let i = 0; i < n; i++) {
   for (const [name, executor] of Object.entries(executors)) times[name].push(await once(executor))
 }
 const base = median(times.local)
-console.log(`containment: ${executors.local.containment}; ${n} calls of \`true\` each, interleaved; median ms per call`)
+console.log(`containment: ${executors.local.containment}; ${n} calls of \`true\` each, interleaved; ms per call`)
+console.log(`${'executor'.padEnd(26)} ${'median'.padStart(6)}  ${'extra'.padStart(6)}  ${'paired extra'.padStart(12)}`)
 for (const [name, values] of Object.entries(times)) {
   const m = median(values)
-  console.log(`${name.padEnd(26)} ${m.toFixed(1).padStart(6)}${name === 'local' ? '' : `   (+${(m - base).toFixed(1)})`}`)
+  // The median of the per-round differences: less sensitive to the machine's load drifting.
+  const paired = median(values.map((value, i) => value - times.local[i]))
+  const extra = name === 'local' ? '' : `${`+${(m - base).toFixed(1)}`.padStart(6)}  ${`+${paired.toFixed(1)}`.padStart(12)}`
+  console.log(`${name.padEnd(26)} ${m.toFixed(1).padStart(6)}  ${extra}`)
 }
 await Promise.all(Object.values(executors).map((executor) => executor.shutdown()))
