@@ -145,7 +145,7 @@ describe.skipIf(skip !== undefined)('against real sshd servers', () => {
   describe('commands', () => {
     it('runs in its own session and process group, with the non-interactive environment and no secrets', async () => {
       const bash = await executor()
-      const result = await run(bash, 'ps -o pid=,pgid=,sid= -p $$; [ -t 0 ] || echo no-tty; echo "$NO_COLOR $TERM $PAGER $GIT_TERMINAL_PROMPT"; echo "${DSH_TEST_API_TOKEN-dropped} ${DSH_TEST_PLAIN-}"; id -un')
+      const result = await run(bash, 'read -r st </proc/$$/stat; set -- ${st##*) }; echo "$$ $3 $4"; [ -t 0 ] || echo no-tty; echo "$NO_COLOR $TERM $PAGER $GIT_TERMINAL_PROMPT"; echo "${DSH_TEST_API_TOKEN-dropped} ${DSH_TEST_PLAIN-}"; id -un')
       const [ids, ...rest] = result.stdout.text.split('\n')
       const [pid, pgid, sid] = ids.trim().split(/\s+/)
       expect(pgid).toBe(pid)

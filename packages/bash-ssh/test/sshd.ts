@@ -229,19 +229,27 @@ function sshdDescendants(root: number): number[] {
   return found
 }
 
-/** Live processes of a user (pgrep -u), zombies excluded; with `pattern`, only those whose command line has it. */
+/**
+ * Live processes of a user, zombies excluded (what `pgrep -u <user> -a` lists, read from /proc so
+ * the tests need no procps); with `pattern`, only those whose command line contains it.
+ */
 export function userProcesses(user = TEST_USER, pattern?: string): string[] {
-  const args = ['-u', user, '-a', ...(pattern ? ['-f', pattern] : [])]
-  const result = spawnSync('pgrep', args, { encoding: 'utf8' })
-  const lines = (result.stdout ?? '').split('\n').filter(Boolean)
-  return lines.filter((line) => {
-    const pid = Number(line.split(' ')[0])
+  const uid = Number(execFileSync('id', ['-u', user], { encoding: 'utf8' }).trim())
+  const found: string[] = []
+  for (const name of readdirSync('/proc')) {
+    const pid = Number(name)
+    if (!Number.isInteger(pid) || pid === process.pid) continue
     try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'latin1')
-      const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3)
-      return state !== 'Z' && state !== 'X'
+      const status = readFileSync(`/proc/${pid}/status`, 'utf8')
+      const realUid = Number(/^Uid:\s+(\d+)/m.exec(status)?.[1])
+      const state = /^State:\s+(\S)/m.exec(status)?.[1]
+      if (realUid !== uid || state === 'Z' || state === 'X') continue
+      const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ').trim()
+      const shown = cmdline || `[${/^Name:\s+(.*)$/m.exec(status)?.[1] ?? '?'}]`
+      if (pattern === undefined || cmdline.includes(pattern)) found.push(`${pid} ${shown}`)
     } catch {
-      return false
+      // Gone meanwhile.
     }
-  })
+  }
+  return found
 }
