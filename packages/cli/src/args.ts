@@ -3,6 +3,7 @@ import { resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 
 import { UsageError } from './errors.js'
+import { applyExecutorFlags, executorFlagSpec } from './executor-flags.js'
 
 export { UsageError }
 
@@ -35,6 +36,7 @@ const common = {
   executor: { type: 'string' },
   'executor-config': { type: 'string' },
   policy: { type: 'string' },
+  ...executorFlagSpec,
   help: { type: 'boolean', short: 'h' },
 } as const satisfies Spec
 
@@ -106,6 +108,7 @@ function parseCommon(values: Record<string, unknown>): CommonOptions {
     if (!isFile(resolve(policy))) throw new UsageError(`--policy: no such file ${JSON.stringify(policy)}`)
     options.policy = resolve(policy)
   }
+  applyExecutorFlags(executor, values, options.executorConfig)
   return options
 }
 

@@ -31,6 +31,11 @@ Flags:
                           else the current directory)
   --executor KIND         local (default), sandbox or ssh
   --executor-config JSON  executor settings as a JSON object, or @FILE (e.g. '{"timeoutMs":60000}')
+  --sandbox-mode MODE     sandbox: read-only, workspace-write (default) or danger-full-access
+  --network on|off        sandbox: allow the network (default off)
+  --ssh USER@HOST[:PORT]  ssh: a host to run commands on (repeatable: sessions spread over hosts)
+  --ssh-key PATH          ssh: private key (default ~/.ssh/id_ed25519, id_ecdsa or id_rsa)
+  --known-hosts PATH      ssh: known_hosts file verifying host keys (default ~/.ssh/known_hosts)
   --policy FILE           a command policy file (needs @deepseek-ai/dsh-bash-policy)
   -h, --help              show this help
 
@@ -45,6 +50,11 @@ Flags:
   --workdir DIR           the session's workspace (default: the current directory)
   --executor KIND         local (default), sandbox or ssh
   --executor-config JSON  executor settings as a JSON object, or @FILE
+  --sandbox-mode MODE     sandbox: read-only, workspace-write (default) or danger-full-access
+  --network on|off        sandbox: allow the network (default off)
+  --ssh USER@HOST[:PORT]  ssh: a host to run commands on (repeatable: sessions spread over hosts)
+  --ssh-key PATH          ssh: private key (default ~/.ssh/id_ed25519, id_ecdsa or id_rsa)
+  --known-hosts PATH      ssh: known_hosts file verifying host keys (default ~/.ssh/known_hosts)
   --policy FILE           a command policy file (needs @deepseek-ai/dsh-bash-policy)
   -h, --help              show this help
 

@@ -52,6 +52,16 @@ describe('dsh-bash: help, usage errors and exit codes', () => {
     [['repl', '--executor-config', '{bad'], 'dsh-bash: --executor-config: expected a JSON object or @FILE, got "{bad"\nTry "dsh-bash repl --help".\n'],
     [['repl', '--executor-config', '[1]'], 'dsh-bash: --executor-config: expected a JSON object\nTry "dsh-bash repl --help".\n'],
     [['repl', '--http', '127.0.0.1:0'], 'dsh-bash: unknown flag --http\nTry "dsh-bash repl --help".\n'],
+    [['mcp', '--sandbox-mode', 'read-only'], 'dsh-bash: --sandbox-mode: only used with --executor sandbox\nTry "dsh-bash mcp --help".\n'],
+    [['mcp', '--executor', 'sandbox', '--sandbox-mode', 'open'], 'dsh-bash: --sandbox-mode: expected one of read-only, workspace-write, danger-full-access, got "open"\nTry "dsh-bash mcp --help".\n'],
+    [['mcp', '--executor', 'sandbox', '--network', 'yes'], 'dsh-bash: --network: expected on or off, got "yes"\nTry "dsh-bash mcp --help".\n'],
+    [['mcp', '--network', 'on'], 'dsh-bash: --network: only used with --executor sandbox\nTry "dsh-bash mcp --help".\n'],
+    [['mcp', '--ssh', 'u@h'], 'dsh-bash: --ssh: only used with --executor ssh\nTry "dsh-bash mcp --help".\n'],
+    [['mcp', '--executor', 'ssh', '--workdir', '/srv'], 'dsh-bash: --ssh: required with --executor ssh (user@host[:port], repeatable)\nTry "dsh-bash mcp --help".\n'],
+    [['mcp', '--executor', 'ssh', '--workdir', '/srv', '--ssh', 'nouser'], 'dsh-bash: --ssh: expected user@host[:port], got "nouser"\nTry "dsh-bash mcp --help".\n'],
+    [['mcp', '--executor', 'ssh', '--workdir', '/srv', '--ssh', 'u@h:70000'], 'dsh-bash: --ssh: expected user@host[:port], got "u@h:70000"\nTry "dsh-bash mcp --help".\n'],
+    [['mcp', '--executor', 'ssh', '--workdir', '/srv', '--ssh', 'u@h', '--ssh-key', '/no/key'], 'dsh-bash: --ssh-key: no such file "/no/key"\nTry "dsh-bash mcp --help".\n'],
+    [['mcp', '--executor', 'ssh', '--workdir', '/srv', '--ssh', 'u@h', '--ssh-key', '/etc/hostname', '--known-hosts', '/no/kh'], 'dsh-bash: --known-hosts: no such file "/no/kh" (host keys are never accepted blindly)\nTry "dsh-bash mcp --help".\n'],
   ])('%j is a usage error naming the flag or value (exit 2)', (args, message) => {
     expect(run(...args)).toEqual({ code: 2, stdout: '', stderr: message })
   })
@@ -122,6 +132,24 @@ describe('argument parsing', () => {
       workdir: process.cwd(),
     })
     // An SSH workspace is a remote path: not checked here.
-    expect(parseReplArgs(['--executor', 'ssh', '--workdir', '/remote/only'])).toMatchObject({ workdir: '/remote/only' })
+    expect(parseReplArgs(['--executor', 'ssh', '--workdir', '/remote/only', '--executor-config', '{"hosts":[]}'])).toMatchObject({
+      workdir: '/remote/only',
+    })
+    // The convenience flags become executor config.
+    expect(parseMcpArgs(['--executor', 'sandbox', '--sandbox-mode', 'read-only', '--network', 'on']).executorConfig).toEqual({
+      mode: 'read-only',
+      network: true,
+    })
+    const ssh = parseMcpArgs([
+      '--executor', 'ssh', '--workdir', '/srv',
+      '--ssh', 'alice@build-1', '--ssh', 'bob@[::1]:2222',
+      '--ssh-key', '/etc/hostname', '--known-hosts', '/etc/hosts',
+    ])
+    expect(ssh.executorConfig).toEqual({
+      hosts: [
+        { username: 'alice', host: 'build-1', port: 22, privateKeyPath: '/etc/hostname', hostKey: { knownHostsPath: '/etc/hosts' } },
+        { username: 'bob', host: '::1', port: 2222, privateKeyPath: '/etc/hostname', hostKey: { knownHostsPath: '/etc/hosts' } },
+      ],
+    })
   })
 })

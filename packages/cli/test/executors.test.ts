@@ -12,7 +12,7 @@ const bwrapWorks = spawnSync('bwrap', ['--ro-bind', '/', '/', '--dev', '/dev', '
 describe('--executor sandbox (loaded on demand)', () => {
   it.runIf(sandboxBuilt && bwrapWorks)('serves the sandboxed tools; an escalation is an elicitation', async () => {
     const dir = realpathSync(mkdtempSync(join(tmpdir(), 'dsh-e2e-sandbox-')))
-    const server = await startStdio(['--executor', 'sandbox', '--workdir', dir, '--executor-config', '{"mode":"read-only"}'], {
+    const server = await startStdio(['--executor', 'sandbox', '--workdir', dir, '--sandbox-mode', 'read-only', '--network', 'off'], {
       capabilities: { elicitation: {} },
     })
     const answers: ElicitResult[] = [{ action: 'accept', content: { allow: true } }, { action: 'decline' }]
