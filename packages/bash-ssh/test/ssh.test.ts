@@ -270,6 +270,31 @@ describe.skipIf(skip !== undefined)('against real sshd servers', () => {
     })
   })
 
+  describe('silent server', () => {
+    it('a server that stops answering is declared lost by the keepalives: the call rejects, nothing hangs', async () => {
+      const d = await startSshd(keys, 'd')
+      try {
+        const bash = await executor({ keepaliveIntervalMs: 200, keepaliveCountMax: 2, readyTimeoutMs: 2_000, graceMs: 300 }, [d])
+        const m = digits()
+        const call = run(bash, `echo started; sleep 1000.${m}`, { timeoutMs: 600_000 }).then(
+          () => undefined,
+          (e: Error) => e,
+        )
+        await vi.waitFor(() => expect(userProcesses(TEST_USER, `sleep 1000.${m}`).length).toBe(1), WAIT)
+        // The TCP connection stays open, but the server is frozen: only the keepalives can tell.
+        d.freeze()
+        const error = await call
+        expect(error?.message).toBe(`connection to ${TEST_USER}@127.0.0.1:${d.port} lost`)
+        d.thaw()
+        // Once the server answers again, the command lost with the connection is killed.
+        await vi.waitFor(() => expect(userProcesses(TEST_USER, `sleep 1000.${m}`)).toEqual([]), WAIT)
+      } finally {
+        for (const instance of instances.splice(0)) await instance.dispose()
+        await d.stop()
+      }
+    })
+  })
+
   describe('disposal', () => {
     it('kills every remote task, escapees included, and closes the connections', async () => {
       const bash = await executor({}, [a, b])

@@ -89,6 +89,10 @@ export interface SshdInstance {
   knownHostsPath: string
   /** Stops the server and every session process it spawned (SIGKILL: the peer sees a dead server). */
   kill(): Promise<void>
+  /** SIGSTOPs the server and its session processes: connections stay open but nothing answers. */
+  freeze(): void
+  /** SIGCONTs what `freeze` stopped. */
+  thaw(): void
   /** Starts it again on the same port with the same host key. */
   restart(): Promise<void>
   /** Stops it for good (and removes its files). */
@@ -150,6 +154,8 @@ export async function startSshd(keys: TestKeys, name: string, options: { maxSess
     await waitForBanner(port, () => (child!.exitCode !== null ? `sshd exited (${child!.exitCode}): ${log}` : undefined))
   }
   const kill = async () => {
+    signalAll(frozen, 'SIGCONT')
+    frozen = []
     const listener = child
     if (!listener || listener.exitCode !== null || listener.signalCode !== null) return
     const pids = [listener.pid!, ...sshdDescendants(listener.pid!)]
@@ -163,8 +169,27 @@ export async function startSshd(keys: TestKeys, name: string, options: { maxSess
     }
     await gone
   }
+  let frozen: number[] = []
+  const signalAll = (pids: number[], signal: NodeJS.Signals) => {
+    for (const pid of pids) {
+      try {
+        process.kill(pid, signal)
+      } catch {
+        // Gone already.
+      }
+    }
+  }
   await start()
   return {
+    freeze() {
+      if (!child?.pid) return
+      frozen = [child.pid, ...sshdDescendants(child.pid)]
+      signalAll(frozen, 'SIGSTOP')
+    },
+    thaw() {
+      signalAll(frozen, 'SIGCONT')
+      frozen = []
+    },
     port,
     hostKeyPath,
     hostPublicKey,
