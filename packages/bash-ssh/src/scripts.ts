@@ -98,8 +98,9 @@ export const UPLOAD_TEXT =
  * too. Zombies never count. `nap <ms>` is defined by each script.
  */
 const CONTROL_FUNCTIONS = [
+  // Sets `pids` (all live processes of the command) and `xpids` (those outside its process group).
   'scan() {',
-  '  pids=""; local f l p',
+  '  pids="" xpids=""; local f l p',
   '  if [ "$pg" -gt 0 ]; then',
   '    for f in /proc/[0-9]*/stat; do',
   '      { read -r l <"$f"; } 2>/dev/null || continue',
@@ -115,14 +116,15 @@ const CONTROL_FUNCTIONS = [
   '      case " $pids " in *" $p "*) continue;; esac',
   '      { read -r l <"/proc/$p/stat"; } 2>/dev/null || continue',
   '      l=${l##*) }; case ${l%% *} in Z|X) continue;; esac',
-  '      pids+=" $p"',
+  '      pids+=" $p" xpids+=" $p"',
   '    done',
   '  fi',
   '}',
+  // One signal per process: the group as a whole (atomic for its members), then the escapees.
   'sig() {',
   '  scan; [ -n "$pids" ] || return 1',
-  '  [ "$pg" -gt 0 ] && kill -"$1" -- -"$pg" 2>/dev/null',
-  '  kill -"$1" $pids 2>/dev/null',
+  '  [ "$pg" -gt 0 ] && [ "$pids" != "$xpids" ] && kill -"$1" -- -"$pg" 2>/dev/null',
+  '  [ -n "$xpids" ] && kill -"$1" $xpids 2>/dev/null',
   '  [ "$1" = TERM ] && kill -CONT $pids 2>/dev/null',
   '  return 0',
   '}',
@@ -155,7 +157,7 @@ const CONTROL_FUNCTIONS = [
  * connection dies), a `wait` stops at once instead of outliving its purpose.
  */
 export const CONTROL_SCRIPT = [
-  'op=$1 pg=$2 mk=$3 arg=$4 pids="" eof=""',
+  'op=$1 pg=$2 mk=$3 arg=$4 pids="" xpids="" eof=""',
   ...CONTROL_FUNCTIONS,
   'nap() {',
   '  local s; secs "$1"',
@@ -183,7 +185,7 @@ export const CONTROL_SCRIPT = [
  * running waits notice and stop, running terminations go on to their end.
  */
 export const AGENT_SCRIPT = [
-  'agent=$$ nofifo="" pids=""',
+  'agent=$$ nofifo="" pids="" xpids=""',
   '{ f=$(mktemp -u "${TMPDIR:-/tmp}/dsh-bash-ssh-nap.XXXXXXXXXX") && mkfifo -m 600 "$f" && exec 9<>"$f" && rm -f -- "$f"; } 2>/dev/null || nofifo=1',
   ...CONTROL_FUNCTIONS,
   `echo '${HEADER_PREFIX}agent'`,
