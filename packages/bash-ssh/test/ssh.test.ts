@@ -172,19 +172,25 @@ describe.skipIf(skip !== undefined)('against real sshd servers', () => {
 
     it("output from the login shell's startup files before the wrapper runs is skipped", async () => {
       // sshd runs the command with the user's login shell; Debian's bash reads ~/.bashrc for it.
+      // The noise is printed only for sessions of a server that sets DSH_TEST_NOISY, so a test
+      // process that dies before restoring the file disturbs no other test.
       const rc = `/home/${TEST_USER}/.bashrc`
-      const before = existsSync(rc) ? readFileSync(rc) : undefined
-      writeFileSync(rc, `printf 'noise from bashrc '\necho more noise >&2\n${before ?? ''}`)
+      const before = existsSync(rc) ? readFileSync(rc, 'utf8') : undefined
+      const noise = `if [ -n "\${DSH_TEST_NOISY-}" ]; then printf 'noise from bashrc '; echo more noise >&2; fi # dsh-bash-ssh test\n`
+      if (!before?.includes(noise)) writeFileSync(rc, `${noise}${before ?? ''}`)
+      const noisy = await startSshd(keys, 'noisy', { setEnv: 'DSH_TEST_NOISY=1' })
       try {
-        const bash = await executor()
+        const bash = await executor({}, [noisy])
         const probe = await run(bash, 'true')
         const result = await run(bash, 'echo clean')
         expect(result.stdout.text).toBe('clean\n')
         // Whether the shell read the file depends on how bash was built; the stderr noise shows it.
         if (probe.stderr.text !== '') expect(result.stderr.text).toBe('more noise\n')
       } finally {
+        for (const instance of instances.splice(0)) await instance.dispose()
+        await noisy.stop()
         if (before === undefined) rmSync(rc, { force: true })
-        else writeFileSync(rc, before)
+        else writeFileSync(rc, before.replace(noise, ''))
       }
     })
 

@@ -100,7 +100,7 @@ export interface SshdInstance {
 }
 
 /** Starts `/usr/sbin/sshd -D -e -f <config>` on 127.0.0.1 at a free port. */
-export async function startSshd(keys: TestKeys, name: string, options: { maxSessions?: number } = {}): Promise<SshdInstance> {
+export async function startSshd(keys: TestKeys, name: string, options: { maxSessions?: number; setEnv?: string } = {}): Promise<SshdInstance> {
   const user = keys.user
   mkdirSync('/run/sshd', { recursive: true, mode: 0o755 })
   const dir = join(keys.dir, name)
@@ -133,7 +133,7 @@ export async function startSshd(keys: TestKeys, name: string, options: { maxSess
       'MaxStartups 100:30:200',
       `MaxSessions ${options.maxSessions ?? 10}`,
       // A secret-looking and a plain variable in every session's environment (the executor drops the first).
-      'SetEnv DSH_TEST_API_TOKEN=hunter2 DSH_TEST_PLAIN=visible',
+      `SetEnv DSH_TEST_API_TOKEN=hunter2 DSH_TEST_PLAIN=visible${options.setEnv ? ` ${options.setEnv}` : ''}`,
       'LogLevel ERROR',
       '',
     ].join('\n'),
