@@ -72,3 +72,36 @@ describe('--executor ssh (loaded on demand)', () => {
     expect(result.stderr).toBe('dsh-bash: could not start executor "ssh": invalid ssh executor config: hosts must list at least one host\n')
   })
 })
+
+describe('--executor ssh end to end (real sshd)', async () => {
+  const sshd = await import('../../bash-ssh/test/sshd.js')
+  const reason = sshd.unavailableReason()
+  if (reason) console.warn(`skipping the SSH end-to-end test: ${reason}`)
+
+  it.skipIf(reason !== undefined)('serves the tools over SSH from the --ssh, --ssh-key and --known-hosts flags', async () => {
+    const keys = sshd.makeKeys('dshtest3')
+    const server = await sshd.startSshd(keys, 'cli-e2e')
+    const mcp = await startStdio([
+      '--executor', 'ssh',
+      '--workdir', keys.workdir,
+      '--ssh', `${keys.user}@127.0.0.1:${server.port}`,
+      '--ssh-key', keys.userKeyPath,
+      '--known-hosts', server.knownHostsPath,
+    ])
+    try {
+      expect(await bash(mcp.client, 'whoami; pwd; echo failing >&2; exit 3')).toEqual({
+        texts: [`${keys.user}\n${keys.workdir}\n[stderr]\nfailing\n[exit code: 3]`],
+        isError: false,
+      })
+      expect(await bash(mcp.client, 'sleep 100 & echo started')).toEqual({
+        texts: ['started\n[stopped 1 leftover process(es); use run_in_background for servers and watchers]'],
+        isError: false,
+      })
+    } finally {
+      await mcp.close()
+      await server.stop()
+      keys.remove()
+    }
+    expect(sshd.userProcesses('dshtest3', 'sleep')).toEqual([])
+  })
+})
