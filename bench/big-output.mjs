@@ -50,8 +50,11 @@ function vmRss(pid) {
 }
 
 function toolRun(testCase, config) {
+  return childRun({ mode: 'tool', command: testCase.command, config, expect: { streamBytes: testCase.streamBytes, tail: testCase.tail } })
+}
+
+function childRun(job) {
   return new Promise((resolve, reject) => {
-    const job = { command: testCase.command, config, expect: { streamBytes: testCase.streamBytes, tail: testCase.tail } }
     const child = fork(WORKER, [JSON.stringify(job)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
     let baseline
     let peak = 0
@@ -87,17 +90,13 @@ async function bareRun(testCase, dir) {
 }
 
 /**
- * Diagnostic: the same command by a bare spawn whose stdout pipe is drained (and discarded) by this
- * Node process: what any pipe-reading tool pays at least, with the CPU time Node spends on it.
+ * Diagnostic: the same command by a bare spawn whose stdout pipe is drained (and discarded) by a
+ * fresh Node process (lib/big-worker.mjs in 'pipe' mode): what any pipe-reading tool pays at least.
  */
 async function pipeRun(testCase) {
-  const cpu0 = process.cpuUsage()
-  const t0 = performance.now()
-  const r = await bareSpawn(testCase.command)
-  const wallMs = performance.now() - t0
-  const cpu = process.cpuUsage(cpu0)
+  const r = await childRun({ mode: 'pipe', command: testCase.command })
   if (r.bytes !== testCase.streamBytes) throw new Error(`pipe run of ${testCase.name} read ${r.bytes} bytes`)
-  return { wallMs, cpuMs: (cpu.user + cpu.system) / 1000 }
+  return r
 }
 
 /**
@@ -125,7 +124,7 @@ function collectorCost() {
 export async function run({ quick = false, log = () => {} } = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'dsh-bench-big-'))
   const configs = [
-    { label: 'default cap (64 MiB)', key: 'default', config: {}, reps: quick ? 1 : 3 },
+    { label: 'default cap (64 MiB)', key: 'default', config: {}, reps: quick ? 1 : 5 },
     { label: 'maxSpillBytes 2 GiB', key: 'bigSpill', config: { maxSpillBytes: 2 * 1024 * MiB }, reps: 1 },
   ]
   const out = {}
@@ -157,6 +156,7 @@ export async function run({ quick = false, log = () => {} } = {}) {
           bareMs: bare.map((x) => round(x, 1)),
           pipeMs: pipe.map((x) => round(x.wallMs, 1)),
           pipeCpuMs: pipe.map((x) => round(x.cpuMs, 0)),
+          pipeRssGrowthMiB: round(Math.max(...pipe.map((x) => Math.max(x.rss.growthSampled, x.rss.growthHwm ?? 0, x.rss.growthParentSampled ?? 0))) / MiB, 1),
           pipeRatio: round(median(pipe.map((x) => x.wallMs)) / bareMedian),
           toolVsPipeRatio: round(toolMedian / median(pipe.map((x) => x.wallMs))),
           toolMs: tool.map((t) => round(t.wallMs, 1)),

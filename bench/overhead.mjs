@@ -6,9 +6,11 @@
  *   mcp      the MCP server (packages/cli/dist/main.js mcp) over stdio with the SDK Client
  *   sandbox  ctx.tools.execute('bash', …) over the sandbox executor   (when it has landed)
  *   ssh      ctx.tools.execute('bash', …) over the SSH executor to a local sshd (when it has landed)
+ *   bwrap-bare, ssh2-bare  the floors of those two: bwrap spawned bare with the sandbox's own
+ *            arguments; one ssh2 exec channel on an open connection (diagnostics)
  * Every round runs each variant once, in a rotated order, so drift and noise hit all alike.
  */
-import { bareSpawn, createApp } from './lib/app.mjs'
+import { BASH, bareSpawn, bareSpawnFile, createApp } from './lib/app.mjs'
 import { mcpUnavailable, startMcp } from './lib/mcp.mjs'
 import { sandboxExecutor } from './lib/optional.mjs'
 import { sshSetup } from './lib/ssh.mjs'
@@ -68,6 +70,19 @@ export async function run({ quick = false, log = () => {} } = {}) {
         const probe = await within(30_000, sapp.call('bash', ARGS, sagent), 'a first `true` through the sandbox executor')
         if (probe.isError) throw new Error(probe.content.map((c) => c.text).join('\n'))
         variants.push({ name: 'sandbox', fn: () => sapp.text('bash', ARGS, sagent) })
+        // Floor: bwrap itself, spawned bare with the executor's own arguments (default mode
+        // workspace-write, network off) minus the status descriptor.
+        if (typeof sandbox.bwrapArgs === 'function') {
+          const args = sandbox.bwrapArgs({ mode: 'workspace-write', network: false, workspaceRoot: sapp.workspace, protections: [], workdir: sapp.workspace, workdirReal: sapp.workspace, readOnlyExtras: [] })
+          const i = args.indexOf('--json-status-fd')
+          if (i >= 0) args.splice(i, 2)
+          const argv = [...args, '--', BASH, '--noprofile', '--norc', '-c', 'true']
+          const bwrap = sandbox.bwrapPath ?? 'bwrap'
+          variants.push({
+            name: 'bwrap-bare',
+            fn: () => bareSpawnFile(bwrap, argv).then((r) => (r.code === 0 ? '(no output)' : `exit ${r.code}`)),
+          })
+        }
       } catch (error) {
         notMeasured.sandbox = `not measured: the sandbox executor fails here: ${error.message.split('\n')[0]}`
       }
@@ -84,6 +99,10 @@ export async function run({ quick = false, log = () => {} } = {}) {
         const probe = await within(30_000, sapp.call('bash', ARGS, sagent), 'a first `true` through the SSH executor')
         if (probe.isError) throw new Error(probe.content.map((c) => c.text).join('\n'))
         variants.push({ name: 'ssh', fn: () => sapp.text('bash', ARGS, sagent) })
+        // Floor: the ssh2 client alone, one exec channel per call on an open connection.
+        const floor = await ssh.bareConnection()
+        cleanups.push(() => floor.end())
+        variants.push({ name: 'ssh2-bare', fn: () => floor.exec('bash --noprofile --norc -c true').then((r) => (r.code === 0 ? '(no output)' : `exit ${r.code}`)) })
       } catch (error) {
         notMeasured.ssh = `not measured: the SSH executor fails here: ${error.message.split('\n')[0]}`
       }
@@ -109,18 +128,19 @@ export async function run({ quick = false, log = () => {} } = {}) {
     }
     const ratios = {}
     for (const name of Object.keys(times)) {
-      if (name === 'bare') continue
+      if (name === 'bare' || name.endsWith('-bare')) continue
       ratios[`${name}/bare`] = { ofMedians: round(median(times[name]) / median(times.bare)), pairedMedian: round(median(paired(name, 'bare'))), pairedP90: round(p90(paired(name, 'bare'))) }
     }
     const extraVsLocal = {}
-    for (const name of ['sandbox', 'ssh']) {
-      if (!times[name]) continue
-      const diffs = times[name].map((t, i) => t - times.tools[i])
-      extraVsLocal[name] = {
-        extraMsMedian: round(median(times[name]) - median(times.tools)),
+    for (const [name, base] of [['sandbox', 'tools'], ['ssh', 'tools'], ['bwrap-bare', 'bare'], ['ssh2-bare', 'bare'], ['sandbox', 'bwrap-bare'], ['ssh', 'ssh2-bare']]) {
+      if (!times[name] || !times[base]) continue
+      const key = base === 'tools' ? name : `${name} vs ${base}`
+      const diffs = times[name].map((t, i) => t - times[base][i])
+      extraVsLocal[key] = {
+        extraMsMedian: round(median(times[name]) - median(times[base])),
         pairedExtraMsMedian: round(median(diffs)),
         pairedExtraMsP90: round(p90(diffs)),
-        ratio: round(median(times[name]) / median(times.tools)),
+        ratio: round(median(times[name]) / median(times[base])),
       }
     }
     return { rounds, warmup, stats, ratios, extraVsLocal, notMeasured, wrongOutputs: wrong }

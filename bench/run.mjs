@@ -105,7 +105,7 @@ if (b.overhead && !b.overhead.error) {
   if (r['tools/bare']) row('overhead', '(b) tools/(a) bare, medians', `${r['tools/bare'].ofMedians} (paired median ${r['tools/bare'].pairedMedian}, p90 ${r['tools/bare'].pairedP90})`, '≤ 1.10', r['tools/bare'].ofMedians <= 1.1)
   if (r['mcp/bare']) row('overhead', '(c) mcp/(a) bare, medians', `${r['mcp/bare'].ofMedians} (paired median ${r['mcp/bare'].pairedMedian}, p90 ${r['mcp/bare'].pairedP90})`, '≤ 1.5', r['mcp/bare'].ofMedians <= 1.5)
   for (const [name, e] of Object.entries(o.extraVsLocal)) {
-    row('overhead', `${name} extra per call vs local (medians)`, `${fmtMs(e.extraMsMedian)} (paired median ${fmtMs(e.pairedExtraMsMedian)}, p90 ${fmtMs(e.pairedExtraMsP90)}; ×${e.ratio})`, name === 'sandbox' ? '≤ 20 ms' : '', name === 'sandbox' ? e.extraMsMedian <= 20 : undefined)
+    row('overhead', name.includes(' vs ') ? `${name}: extra per call (medians)` : `${name} extra per call vs local (medians)`, `${fmtMs(e.extraMsMedian)} (paired median ${fmtMs(e.pairedExtraMsMedian)}, p90 ${fmtMs(e.pairedExtraMsP90)}; ×${e.ratio})`, name === 'sandbox' ? '≤ 20 ms' : '', name === 'sandbox' ? e.extraMsMedian <= 20 : undefined)
   }
   for (const [name, why] of Object.entries(o.notMeasured)) row('overhead', name, why)
   for (const [name, wrong] of Object.entries(o.wrongOutputs)) if (wrong.length) row('overhead', `${name}: unexpected output`, JSON.stringify(wrong[0]).slice(0, 80), '(no output)', false)
@@ -120,7 +120,7 @@ if (b.big && !b.big.error) {
     const def = key.endsWith('/default')
     const checks = c.checks
     row('big', `${key}: wall tool/bare (median of ${c.reps})`, `${c.wallRatio} (tool ${c.toolMs.map((x) => fmtMs(x)).join(', ')}; bare ${c.bareMs.map((x) => fmtMs(x)).join(', ')})`, is1GB && def ? '≤ 1.3' : '', is1GB && def ? c.wallRatio <= 1.3 : undefined)
-    row('big', `${key}: diagnostics`, `tool/pipe ×${c.toolVsPipeRatio}; bare pipe drained by Node ×${c.pipeRatio} of bare (Node CPU ${c.pipeCpuMs.map((x) => fmtMs(x)).join(', ')}); executor process CPU ${c.executorCpuMs.map((x) => fmtMs(x)).join(', ')}; event-loop delay p99 ${c.eventLoopDelayP99Ms.map((x) => fmtMs(x)).join(', ')}`)
+    row('big', `${key}: diagnostics`, `tool/pipe ×${c.toolVsPipeRatio}; bare pipe drained by a fresh Node ×${c.pipeRatio} of bare (its CPU ${c.pipeCpuMs.map((x) => fmtMs(x)).join(', ')}, RSS growth ${c.pipeRssGrowthMiB} MiB); executor process CPU ${c.executorCpuMs.map((x) => fmtMs(x)).join(', ')}; event-loop delay p99 ${c.eventLoopDelayP99Ms.map((x) => fmtMs(x)).join(', ')}`)
     row('big', `${key}: peak RSS growth`, `${c.rssGrowthMaxMiB} MiB`, '≤ 64 MiB', c.rssGrowthMaxMiB <= 64)
     row('big', `${key}: bytes returned to the model`, `${c.bytesToModel} B, tail exact: ${checks.every((x) => x.tailExact)}`, 'the tail only', checks.every((x) => x.tailExact) && c.bytesToModel < 64_000 + 200)
     if (def) {

@@ -68,9 +68,14 @@ export async function createApp({ executor = LocalExecutor, config = {}, workspa
  * The baseline: a bare `child_process.spawn` of `bash --noprofile --norc -c <command>`, output
  * piped and drained (what any tool must do at least), resolved on 'close'.
  */
-export function bareSpawn(command, { cwd, detached = false } = {}) {
+export function bareSpawn(command, options = {}) {
+  return bareSpawnFile(BASH, ['--noprofile', '--norc', '-c', command], options)
+}
+
+/** The same for any program (the bwrap floor). */
+export function bareSpawnFile(file, args, { cwd, detached = false } = {}) {
   return new Promise((resolve, reject) => {
-    const child = spawn(BASH, ['--noprofile', '--norc', '-c', command], { cwd, detached, stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn(file, args, { cwd, detached, stdio: ['ignore', 'pipe', 'pipe'] })
     let bytes = 0
     child.stdout.on('data', (chunk) => (bytes += chunk.length))
     child.stderr.on('data', (chunk) => (bytes += chunk.length))

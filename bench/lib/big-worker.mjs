@@ -5,7 +5,7 @@
  */
 import { readFileSync, statSync, writeFileSync, existsSync } from 'node:fs'
 import { monitorEventLoopDelay } from 'node:perf_hooks'
-import { createApp, settle } from './app.mjs'
+import { bareSpawn, createApp, settle } from './app.mjs'
 
 const job = JSON.parse(process.argv[2])
 
@@ -14,10 +14,16 @@ function status(field) {
   return match ? Number(match[1]) * 1024 : NaN
 }
 
-const app = await createApp({ config: { ...job.config } })
-const agent = app.agent('bench-big')
+// mode 'tool': the command through the `bash` tool; mode 'pipe': a bare spawn whose stdout pipe
+// this process drains and discards (the floor for any tool that reads a pipe), measured alike.
+const pipeMode = job.mode === 'pipe'
+const app = pipeMode ? undefined : await createApp({ config: { ...job.config } })
+const agent = app?.agent('bench-big')
 // Warm up the code paths (JIT, stream machinery, collector trimming) before the baseline.
-for (let i = 0; i < 3; i++) await app.text('bash', { command: 'seq 200000', description: 'Warm up with some output' }, agent)
+for (let i = 0; i < 3; i++) {
+  if (pipeMode) await bareSpawn('seq 200000')
+  else await app.text('bash', { command: 'seq 200000', description: 'Warm up with some output' }, agent)
+}
 await settle(200)
 
 let hwmReset = true
@@ -40,7 +46,9 @@ const eld = monitorEventLoopDelay({ resolution: 10 })
 eld.enable()
 const cpu0 = process.cpuUsage()
 const t0 = performance.now()
-const result = await app.call('bash', { command: job.command, description: 'Print a lot of output', timeoutMs: 600_000 }, agent)
+const result = pipeMode
+  ? { piped: await bareSpawn(job.command) }
+  : await app.call('bash', { command: job.command, description: 'Print a lot of output', timeoutMs: 600_000 }, agent)
 const wallMs = performance.now() - t0
 const cpu = process.cpuUsage(cpu0)
 eld.disable()
@@ -48,6 +56,17 @@ clearInterval(sampler)
 sampledPeak = Math.max(sampledPeak, process.memoryUsage().rss)
 const hwm = status('VmHWM')
 
+if (pipeMode) {
+  process.send?.({
+    type: 'result',
+    wallMs,
+    cpuMs: (cpu.user + cpu.system) / 1000,
+    eventLoopDelayMs: { p99: eld.percentile(99) / 1e6, max: eld.max / 1e6 },
+    rss: { baseline, sampledPeak, hwm, hwmReset, growthSampled: sampledPeak - baseline, growthHwm: hwmReset ? hwm - baseline : null },
+    bytes: result.piped.bytes,
+  })
+  process.exit(0)
+}
 const text = result.content.map((c) => c.text).join('\n')
 const marker = /\n\[output truncated; full output: (.*)\]$/.exec(text)
 const body = marker ? text.slice(0, marker.index) : text

@@ -19,5 +19,5 @@ export async function sandboxExecutor() {
   }
   const plugin = mod.SandboxExecutor
   if (typeof plugin !== 'function') return { available: false, reason: 'not measured: @deepseek-ai/dsh-bash-sandbox exports no SandboxExecutor' }
-  return { available: true, plugin, config: {} }
+  return { available: true, plugin, config: {}, bwrapArgs: mod.bwrapArgs }
 }

@@ -8,6 +8,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSy
 import { createServer, Socket } from 'node:net'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import ssh2 from 'ssh2'
 
 const dist = fileURLToPath(new URL('../../packages/bash-ssh/dist/index.js', import.meta.url))
 const SSHD = '/usr/sbin/sshd'
@@ -145,14 +146,41 @@ export async function sshSetup() {
     await stop()
     return { available: false, reason: `not measured: the bench's sshd did not start: ${error.message.split('\n')[0]}` }
   }
+  const host = { host: '127.0.0.1', port, username: USER, privateKeyPath: userKeyPath, hostKey: { knownHostsPath } }
   return {
     available: true,
     plugin: mod.SshExecutor,
+    /** A plain ssh2 connection to the same server: the floor of one exec per call. */
+    bareConnection: () => bareConnection(host, readFileSync(userKeyPath, 'utf8'), hostPublicKey),
     workspace,
     config: {
       cwd: workspace,
       hosts: [{ host: '127.0.0.1', port, username: USER, privateKeyPath: userKeyPath, hostKey: { knownHostsPath } }],
     },
     stop,
+  }
+}
+
+async function bareConnection(host, privateKey, hostPublicKey) {
+  const conn = new ssh2.Client()
+  const expected = Buffer.from(hostPublicKey.split(' ')[1], 'base64')
+  await new Promise((resolve, reject) => {
+    conn.once('ready', resolve)
+    conn.once('error', reject)
+    conn.connect({ host: host.host, port: host.port, username: host.username, privateKey, hostVerifier: (key) => Buffer.compare(key, expected) === 0 })
+  })
+  return {
+    exec: (command) =>
+      new Promise((resolve, reject) => {
+        conn.exec(command, (error, channel) => {
+          if (error) return reject(error)
+          let code = null
+          channel.on('exit', (c) => (code = c))
+          channel.on('data', () => {})
+          channel.stderr.on('data', () => {})
+          channel.once('close', () => resolve({ code }))
+        })
+      }),
+    end: () => conn.end(),
   }
 }
