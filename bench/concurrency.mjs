@@ -6,7 +6,7 @@
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { createApp, settle, tick } from './lib/app.mjs'
-import { round } from './lib/stats.mjs'
+import { round, summary } from './lib/stats.mjs'
 
 const STATUS = /\[status: ([^\]]*)\]$/
 const DROPPED = /\[some output was dropped from memory; full output: [^\]]*\]\n$/
@@ -42,9 +42,12 @@ export async function run({ quick = false, log = () => {} } = {}) {
     startPhase.enable()
     const t0 = performance.now()
     const state = []
+    const startCalls = []
     for (let n = 0; n < tasks; n++) {
+      const callStarted = performance.now()
       const text = await app.text('bash', { command: taskCommand(n, lines), description: 'Print numbered lines in background', run_in_background: true }, agent)
       const id = /started background task (\S+)/.exec(text)?.[1]
+      startCalls.push(performance.now() - callStarted)
       state.push({ n, id, pending: '', got: [], done: false, lossy: false, finalStatus: undefined, reads: 0 })
       await tick()
     }
@@ -136,6 +139,8 @@ export async function run({ quick = false, log = () => {} } = {}) {
       polls,
       pollRounds: rounds,
       startAllMs: round(startedMs, 1),
+      // One `bash` call with run_in_background: almost all of it is the synchronous spawn (fork+exec).
+      startCallMs: summary(startCalls),
       wallMs: round(wallMs, 1),
       eventLoopDelayMs: eld(histogram),
       eventLoopDelayStartPhaseMs: eld(startPhase),

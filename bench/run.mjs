@@ -147,6 +147,7 @@ if (b.concurrency && !b.concurrency.error) {
   const e = c.eventLoopDelayMs
   row('concurrency', 'event-loop delay p99 (whole run)', `${fmtMs(e.p99)} (p50 ${fmtMs(e.p50)}, max ${fmtMs(e.max)})`, '≤ 50 ms', e.p99 <= 50)
   row('concurrency', 'event-loop delay p99: starting / polling phase', `${fmtMs(c.eventLoopDelayStartPhaseMs.p99)} / ${fmtMs(c.eventLoopDelayPollPhaseMs.p99)}`)
+  row('concurrency', 'one background start call: median / p90 / max', `${fmtMs(c.startCallMs.median)} / ${fmtMs(c.startCallMs.p90)} / ${fmtMs(c.startCallMs.max)}`)
 }
 if (b.notice && !b.notice.error) {
   const n = b.notice
