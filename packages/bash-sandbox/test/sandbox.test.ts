@@ -268,6 +268,4 @@ describe.skipIf(reason !== undefined)('sandbox executor with real bwrap', () => 
   })
 })
 
-describe.skipIf(reason === undefined)('sandbox executor with real bwrap (skipped)', () => {
-  it(`needs bwrap: ${reason}`, () => {})
-})
+if (reason !== undefined) console.warn(`skipping the real-bwrap sandbox tests: ${reason}`)

@@ -74,9 +74,11 @@ export const ToolBash = {
           sandboxMode,
         }
         if (call.onProgress && !args.run_in_background) request.onOutput = newestLineReporter(call.onProgress)
-        const spec = ctx.bash.resolve(request)
-        if (args.run_in_background) return startedText(ctx.bash.start(spec).id)
-        const result = await ctx.bash.run(spec)
+        // One lookup per call: every `ctx.bash` access goes through cordis' context proxies.
+        const bash = ctx.bash
+        const spec = bash.resolve(request)
+        if (args.run_in_background) return startedText(bash.start(spec).id)
+        const result = await bash.run(spec)
         const text = renderRunResult(result, { escalationHint: confines && hasApproval(ctx) })
         if (result.aborted) return { content: [{ type: 'text', text: `Error: the command was aborted\n${text}` }], isError: true }
         return text
@@ -118,8 +120,9 @@ export const ToolBash = {
 /** The ownership fence: a task owned by a session is closed to every other caller. */
 function assertAccess(ctx: Context, id: string, call: ToolCall): void {
   // An unknown id gets the executor's stable error.
-  if (!ctx.bash.get(id)) ctx.bash.readOutput(id)
-  const owner = ctx.bash.ownerOf(id)
+  const bash = ctx.bash
+  if (!bash.get(id)) bash.readOutput(id)
+  const owner = bash.ownerOf(id)
   if (owner !== undefined && owner !== ownerToken(call)) throw new Error(foreignTaskMessage(id))
 }
 
