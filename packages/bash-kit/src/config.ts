@@ -51,7 +51,14 @@ export type ExecutorConfigInput = z.input<typeof executorConfigSchema>
  */
 export function parseConfig<S extends z.ZodType>(schema: S, input: unknown, label = 'bash executor'): z.output<S> {
   const parsed = schema.safeParse(input ?? {})
-  if (parsed.success) return parsed.data
+  if (parsed.success) {
+    // Every executor config built on the shared shape: a default above the cap would be a lie.
+    const { timeoutMs, maxTimeoutMs } = parsed.data as { timeoutMs?: unknown; maxTimeoutMs?: unknown }
+    if (typeof timeoutMs === 'number' && typeof maxTimeoutMs === 'number' && maxTimeoutMs < timeoutMs) {
+      throw new Error(`invalid ${label} config: timeoutMs (${timeoutMs}) exceeds maxTimeoutMs (${maxTimeoutMs})`)
+    }
+    return parsed.data
+  }
   const details = parsed.error.issues
     .map((issue) => {
       const key = issue.path.map(String).join('.')

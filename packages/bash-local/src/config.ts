@@ -17,11 +17,7 @@ export type LocalExecutorConfig = z.output<typeof localConfigSchema>
 export type LocalExecutorConfigInput = z.input<typeof localConfigSchema>
 
 export function parseLocalConfig(input: unknown): LocalExecutorConfig {
-  const config = parseConfig(localConfigSchema, input, 'local executor')
-  if (config.maxTimeoutMs < config.timeoutMs) {
-    throw new Error(`invalid local executor config: timeoutMs (${config.timeoutMs}) exceeds maxTimeoutMs (${config.maxTimeoutMs})`)
-  }
-  return config
+  return parseConfig(localConfigSchema, input, 'local executor')
 }
 
 /** Resolves a command name through PATH to an executable file; throws naming the shell when absent. */

@@ -2,7 +2,7 @@ import { mkdtempSync, realpathSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Context } from 'cordis'
-import type { ConformanceConfig, ConformanceInstance } from '@deepseek-ai/dsh-bash/conformance'
+import { loadExecutorPlugin, type ConformanceConfig, type ConformanceInstance } from '@deepseek-ai/dsh-bash/conformance'
 import { LocalExecutor, type LocalExecutorConfigInput, pidsWithCmdline } from '../src/index.js'
 
 /** Live processes (zombies excluded) whose command line contains `marker`. */
@@ -34,22 +34,7 @@ export interface LocalInstance extends ConformanceInstance {
 
 /** A LocalExecutor loaded as a cordis plugin on a fresh root context. */
 export async function createLocal(config: LocalExecutorConfigInput = {}): Promise<LocalInstance> {
-  const ctx = new Context()
-  let error: unknown
-  ctx.on('internal/error', (e: unknown) => {
-    error = e
-  })
-  const fork = ctx.plugin(LocalExecutor, { graceMs: 300, ...config })
-  const executor = ctx.get('bash') as LocalExecutor | undefined
-  if (!executor) throw error ?? new Error('the local executor did not load')
-  return {
-    ctx,
-    executor,
-    async dispose() {
-      fork.dispose()
-      await executor.shutdown()
-    },
-  }
+  return loadExecutorPlugin(LocalExecutor, { graceMs: 300, ...config })
 }
 
 /** The conformance factory for one containment strategy. */

@@ -49,11 +49,7 @@ export const SANDBOX_KEYS = ['mode', 'workspaceRoot', 'network', 'bwrapPath'] as
 
 /** Validates the config; a bad value is an Error naming the key (`invalid sandbox executor config: …`). */
 export function parseSandboxConfig(input: unknown): SandboxExecutorConfig {
-  const config = parseConfig(sandboxConfigSchema, input, 'sandbox executor')
-  if (config.maxTimeoutMs < config.timeoutMs) {
-    throw new Error(`invalid sandbox executor config: timeoutMs (${config.timeoutMs}) exceeds maxTimeoutMs (${config.maxTimeoutMs})`)
-  }
-  return config
+  return parseConfig(sandboxConfigSchema, input, 'sandbox executor')
 }
 
 /** The validated request mode, or an Error naming the accepted modes. */

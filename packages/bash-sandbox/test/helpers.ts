@@ -2,7 +2,7 @@ import { mkdtempSync, realpathSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Context } from 'cordis'
-import type { ConformanceConfig, ConformanceInstance } from '@deepseek-ai/dsh-bash/conformance'
+import { loadExecutorPlugin, type ConformanceConfig, type ConformanceInstance } from '@deepseek-ai/dsh-bash/conformance'
 import { pidsWithCmdline } from '@deepseek-ai/dsh-bash-local'
 import { SandboxExecutor, type SandboxExecutorConfigInput } from '../src/index.js'
 
@@ -39,22 +39,7 @@ export interface SandboxInstance extends ConformanceInstance {
 
 /** A SandboxExecutor loaded as a cordis plugin on a fresh root context. */
 export async function createSandbox(config: SandboxExecutorConfigInput = {}): Promise<SandboxInstance> {
-  const ctx = new Context()
-  let error: unknown
-  ctx.on('internal/error', (e: unknown) => {
-    error = e
-  })
-  const fork = ctx.plugin(SandboxExecutor, { graceMs: 300, ...config })
-  const executor = ctx.get('bash') as SandboxExecutor | undefined
-  if (!executor) throw error ?? new Error('the sandbox executor did not load')
-  return {
-    ctx,
-    executor,
-    async dispose() {
-      fork.dispose()
-      await executor.shutdown()
-    },
-  }
+  return loadExecutorPlugin(SandboxExecutor, { graceMs: 300, ...config })
 }
 
 /** The conformance factory: `base` under the suite's settings. */

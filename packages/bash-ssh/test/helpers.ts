@@ -1,5 +1,4 @@
-import { Context } from 'cordis'
-import type { ConformanceConfig, ConformanceInstance } from '@deepseek-ai/dsh-bash/conformance'
+import { loadExecutorPlugin, type ConformanceConfig, type ConformanceInstance } from '@deepseek-ai/dsh-bash/conformance'
 import { SshExecutor, type SshExecutorConfigInput, type SshHostConfigInput } from '../src/index.js'
 import type { SshdInstance, TestKeys } from './sshd.js'
 
@@ -21,26 +20,7 @@ export function hostEntry(keys: TestKeys, sshd: SshdInstance, extra: Partial<Ssh
 
 /** An SshExecutor loaded as a cordis plugin on a fresh root context. */
 export async function createSsh(config: SshExecutorConfigInput): Promise<SshInstance> {
-  const ctx = new Context()
-  let error: unknown
-  ctx.on('internal/error', (e: unknown) => {
-    error = e
-  })
-  const fork = ctx.plugin(SshExecutor, { graceMs: 300, ...config })
-  const executor = ctx.get('bash') as SshExecutor | undefined
-  if (!executor) throw error ?? new Error('the ssh executor did not load')
-  let disposed: Promise<void> | undefined
-  return {
-    ctx,
-    executor,
-    dispose() {
-      disposed ??= (async () => {
-        fork.dispose()
-        await executor.shutdown()
-      })()
-      return disposed
-    },
-  }
+  return loadExecutorPlugin(SshExecutor, { graceMs: 300, ...config })
 }
 
 /** The conformance factory: one executor per test, against the given servers. */

@@ -25,7 +25,7 @@
 import { readFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { posix } from 'node:path'
-import type { Context } from 'cordis'
+import { Context } from 'cordis'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import type { BashExecutor } from './executor.js'
 import type { BashExecRequest, BashExecSpec, BashRunResult, BashTask } from './types.js'
@@ -53,6 +53,36 @@ export interface ConformanceInstance {
   executor: BashExecutor
   /** Unloads the executor plugin and resolves once its disposal is complete. Called at most once per instance by the suite, but must be idempotent. */
   dispose(): Promise<void>
+}
+
+/**
+ * Loads an executor plugin on a fresh root context (for tests and benchmarks). Rejects with the
+ * plugin's own error when it fails to load. `dispose()` unloads it and waits for its shutdown.
+ */
+export async function loadExecutorPlugin<E extends BashExecutor>(
+  plugin: new (ctx: Context, config: never) => E,
+  config: object,
+): Promise<ConformanceInstance & { executor: E }> {
+  const ctx = new Context()
+  let error: unknown
+  ctx.on('internal/error', (e: unknown) => {
+    error = e
+  })
+  const fork = ctx.plugin(plugin as never, config as never)
+  const executor = ctx.get('bash') as E | undefined
+  if (!executor) throw error ?? new Error(`the executor plugin ${plugin.name} did not load`)
+  let disposed: Promise<void> | undefined
+  return {
+    ctx,
+    executor,
+    dispose() {
+      disposed ??= (async () => {
+        fork.dispose()
+        await executor.shutdown()
+      })()
+      return disposed
+    },
+  }
 }
 
 export interface ConformanceOptions {
