@@ -29,6 +29,33 @@ export interface McpOptions extends CommonOptions {
 
 export type ReplOptions = CommonOptions
 
+/** `dsh-bash agent`: the composed app plus an OpenAI-compatible model. */
+export interface AgentCommandOptions extends CommonOptions {
+  /** The API root, e.g. `http://127.0.0.1:8000/v1` (`/chat/completions` is appended). */
+  baseUrl: string
+  model: string
+  /** The API key, read from the environment variable `apiKeyEnv`; never from a flag. */
+  apiKey?: string
+  /** The variable the key came from, if any. */
+  apiKeyEnv?: string
+  /** The most model requests of the turn. */
+  maxSteps: number
+  /** The system prompt, if any. */
+  system?: string
+  /** The request: the positional words joined by spaces, or `{ stdin: true }` for `-`. */
+  prompt: string | { stdin: true }
+}
+
+/** The default of `--max-steps`. */
+export const DEFAULT_AGENT_MAX_STEPS = 32
+
+/** Where `dsh-bash agent` looks when a flag is absent (first non-empty variable wins). */
+export const AGENT_ENV = {
+  baseUrl: ['DSH_MODEL_BASE_URL', 'OPENAI_BASE_URL'],
+  model: ['DSH_MODEL', 'OPENAI_MODEL'],
+  apiKey: ['DSH_MODEL_API_KEY', 'OPENAI_API_KEY'],
+} as const
+
 type Spec = NonNullable<Parameters<typeof parseArgs>[0]>['options']
 
 const common = {
@@ -42,8 +69,12 @@ const common = {
 
 /** Parses flags with `node:util` `parseArgs`, turning its errors into messages that name the flag. */
 function parseFlags<S extends Spec>(command: string, args: string[], options: S) {
+  return parseCommandLine(command, args, options, false).values
+}
+
+function parseCommandLine<S extends Spec>(command: string, args: string[], options: S, allowPositionals: boolean) {
   try {
-    return parseArgs({ args, options, strict: true, allowPositionals: false }).values
+    return parseArgs({ args, options, strict: true, allowPositionals })
   } catch (error) {
     throw new UsageError(flagError(error), command)
   }
@@ -170,6 +201,97 @@ export function parseReplArgs(args: string[]): ReplOptions | 'help' {
   const values = parseFlags('repl', args, common)
   if (values.help) return 'help'
   return parseCommon(values)
+}
+
+type Env = Record<string, string | undefined>
+
+/**
+ * `dsh-bash agent [flags] PROMPT`. Flags win over the environment (`AGENT_ENV`). The key is only
+ * ever read from a variable (`--api-key-env NAME`), so it never lands in shell history or `ps`.
+ */
+export function parseAgentArgs(args: string[], env: Env = process.env): AgentCommandOptions | 'help' {
+  const end = args.indexOf('--')
+  const keyFlag = (end < 0 ? args : args.slice(0, end)).find((arg) => /^--api-key(=|$)/.test(arg))
+  if (keyFlag !== undefined) {
+    throw new UsageError('--api-key: not accepted (a key on the command line ends up in shell history and ps); put it in a variable and name it with --api-key-env', 'agent')
+  }
+  const { values, positionals } = parseCommandLine(
+    'agent',
+    args,
+    {
+      ...common,
+      'base-url': { type: 'string' },
+      model: { type: 'string' },
+      'api-key-env': { type: 'string' },
+      'max-steps': { type: 'string' },
+      system: { type: 'string' },
+    },
+    true,
+  )
+  if (values.help) return 'help'
+  const options = parseCommon(values)
+  const pick = (names: readonly string[]) => {
+    for (const name of names) {
+      const value = env[name]?.trim()
+      if (value) return { value, name }
+    }
+    return undefined
+  }
+
+  const base = values['base-url'] !== undefined ? { value: values['base-url'], name: '--base-url' } : pick(AGENT_ENV.baseUrl)
+  if (!base) throw new UsageError(`--base-url: required (or set ${AGENT_ENV.baseUrl.join(' or ')}), e.g. http://127.0.0.1:8000/v1`)
+  if (!isHttpUrl(base.value)) throw new UsageError(`${base.name}: expected an http(s) URL such as http://127.0.0.1:8000/v1, got ${JSON.stringify(base.value)}`)
+
+  const model = values.model !== undefined ? values.model.trim() : pick(AGENT_ENV.model)?.value
+  if (!model) throw new UsageError(values.model !== undefined ? '--model: expected a model name, got ""' : `--model: required (or set ${AGENT_ENV.model.join(' or ')})`)
+
+  let key: { value: string; name: string } | undefined
+  const keyEnv = values['api-key-env']
+  if (keyEnv !== undefined) {
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(keyEnv)) {
+      throw new UsageError(`--api-key-env: expected the name of an environment variable holding the key, got ${JSON.stringify(keyEnv)}`)
+    }
+    key = pick([keyEnv])
+    if (!key) throw new UsageError(`--api-key-env: the variable ${keyEnv} is not set (or empty)`)
+  } else {
+    key = pick(AGENT_ENV.apiKey)
+  }
+
+  let maxSteps = DEFAULT_AGENT_MAX_STEPS
+  const steps = values['max-steps']
+  if (steps !== undefined) {
+    maxSteps = /^\d{1,6}$/.test(steps) ? Number(steps) : NaN
+    if (!(maxSteps >= 1)) throw new UsageError(`--max-steps: expected a positive integer, got ${JSON.stringify(steps)}`)
+  }
+
+  const system = values.system
+  if (system !== undefined && system.trim() === '') throw new UsageError('--system: expected the text of a system prompt, got ""')
+
+  let prompt: AgentCommandOptions['prompt']
+  if (positionals.length === 1 && positionals[0] === '-') prompt = { stdin: true }
+  else {
+    prompt = positionals.join(' ')
+    if (prompt.trim() === '') throw new UsageError('missing PROMPT: the request as words, or - to read it from stdin')
+  }
+
+  return {
+    ...options,
+    baseUrl: base.value,
+    model,
+    ...(key ? { apiKey: key.value, apiKeyEnv: key.name } : {}),
+    maxSteps,
+    ...(system !== undefined ? { system } : {}),
+    prompt,
+  }
+}
+
+function isHttpUrl(value: string): boolean {
+  try {
+    const url = new URL(value)
+    return url.protocol === 'http:' || url.protocol === 'https:'
+  } catch {
+    return false
+  }
 }
 
 function isDirectory(path: string): boolean {

@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs'
-import { parseMcpArgs, parseReplArgs } from './args.js'
+import { parseAgentArgs, parseMcpArgs, parseReplArgs } from './args.js'
 import { StartupError, UsageError } from './errors.js'
-import { MAIN_HELP, MCP_HELP, REPL_HELP } from './help.js'
+import { AGENT_HELP, MAIN_HELP, MCP_HELP, REPL_HELP } from './help.js'
 
 
-const HELP: Record<string, string> = { mcp: MCP_HELP, repl: REPL_HELP }
+const HELP: Record<string, string> = { mcp: MCP_HELP, repl: REPL_HELP, agent: AGENT_HELP }
 
 /** The whole command line; resolves with the exit code. Never throws for usage or startup errors. */
 export async function main(argv: string[], io: { out?: NodeJS.WritableStream; err?: NodeJS.WritableStream } = {}): Promise<number> {
@@ -13,7 +13,7 @@ export async function main(argv: string[], io: { out?: NodeJS.WritableStream; er
   const [command, ...rest] = argv
   let name = 'dsh-bash'
   try {
-    if (command === undefined) throw new UsageError('missing command (mcp or repl)')
+    if (command === undefined) throw new UsageError('missing command (mcp, repl or agent)')
     if (command === '-h' || command === '--help') return write(out, MAIN_HELP), 0
     if (command === '-v' || command === '--version') return write(out, version()), 0
     if (command === 'help') {
@@ -23,7 +23,7 @@ export async function main(argv: string[], io: { out?: NodeJS.WritableStream; er
       return write(out, HELP[topic]), 0
     }
     if (command.startsWith('-')) throw new UsageError(`unknown flag ${command}`)
-    if (!HELP[command]) throw new UsageError(`unknown command ${JSON.stringify(command)} (expected mcp or repl)`)
+    if (!HELP[command]) throw new UsageError(`unknown command ${JSON.stringify(command)} (expected mcp, repl or agent)`)
     name = `dsh-bash ${command}`
     if (command === 'mcp') {
       const options = parseMcpArgs(rest)
@@ -33,6 +33,14 @@ export async function main(argv: string[], io: { out?: NodeJS.WritableStream; er
       logToStderr()
       const { runMcp } = await import('./mcp-command.js')
       return await runMcp(options)
+    }
+    if (command === 'agent') {
+      const options = parseAgentArgs(rest, process.env)
+      if (options === 'help') return write(out, AGENT_HELP), 0
+      const { logToStderr } = await import('./compose.js')
+      logToStderr()
+      const { runAgent } = await import('./agent-command.js')
+      return await runAgent(options)
     }
     const options = parseReplArgs(rest)
     if (options === 'help') return write(out, REPL_HELP), 0

@@ -7,6 +7,7 @@ The bash tools (bash, bash_output, bash_kill) for models and people.
 Commands:
   mcp     serve the tools to MCP clients (stdio, or Streamable HTTP with --http HOST:PORT)
   repl    play the model: run commands through the tools and read exactly what a model reads
+  agent   let a model do it: one request through an OpenAI-compatible chat-completions endpoint
   help    show help for a command (dsh-bash help mcp)
 
 Flags:
@@ -59,6 +60,41 @@ Flags:
   -h, --help              show this help
 
 Exit codes: 0 ok, 1 runtime failure, 2 usage error.`
+
+export const AGENT_HELP = `Usage: dsh-bash agent [flags] PROMPT
+
+Runs one request through the agent loop with a model behind an OpenAI-compatible chat-completions
+endpoint (OpenAI, DeepSeek, vLLM, Ollama, llama.cpp server, …) and the bash tools. PROMPT is the
+words after the flags, joined by spaces, or - to read it from stdin.
+stdout gets the model's final answer; stderr shows each tool call ("$ <command>") and an excerpt
+of its result.
+
+Model (flags win over the environment):
+  --base-url URL          the API root, e.g. http://127.0.0.1:8000/v1 (required;
+                          default: $DSH_MODEL_BASE_URL, else $OPENAI_BASE_URL)
+  --model NAME            the model name (required; default: $DSH_MODEL, else $OPENAI_MODEL)
+  --api-key-env VAR       the NAME of the environment variable holding the API key
+                          (default: $DSH_MODEL_API_KEY, else $OPENAI_API_KEY, else no key);
+                          a key is never taken as a flag value
+  --max-steps N           the most model requests for this prompt (default 32)
+  --system TEXT           a system prompt (default: none)
+
+Tools:
+  --workdir DIR           the session's workspace (default: the current directory)
+  --executor KIND         local (default), sandbox or ssh
+  --executor-config JSON  executor settings as a JSON object, or @FILE
+  --sandbox-mode MODE     sandbox: read-only, workspace-write (default) or danger-full-access
+  --network on|off        sandbox: allow the network (default off)
+  --ssh USER@HOST[:PORT]  ssh: a host to run commands on (repeatable)
+  --ssh-key PATH          ssh: private key (default ~/.ssh/id_ed25519, id_ecdsa or id_rsa)
+  --known-hosts PATH      ssh: known_hosts file verifying host keys (default ~/.ssh/known_hosts)
+  --policy FILE           a command policy file; its asks are a y/N prompt when stdin is a
+                          terminal, else denied
+  -h, --help              show this help
+
+SIGINT, SIGTERM or SIGHUP aborts the turn; every task is killed before the command exits, also
+after an answer.
+Exit codes: 0 answered, 1 model, HTTP or runtime failure, 2 usage error, 128+N after signal N.`
 
 export const REPL_COMMANDS = `Input:
   COMMAND            run COMMAND in the foreground (bash {command})

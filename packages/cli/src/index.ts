@@ -1,7 +1,22 @@
 export { main } from './cli.js'
-export { MAIN_HELP, MCP_HELP, REPL_HELP, REPL_COMMANDS } from './help.js'
-export { parseMcpArgs, parseReplArgs, parseHostPort, EXECUTORS, type ExecutorKind, type CommonOptions, type McpOptions, type ReplOptions } from './args.js'
+export { AGENT_HELP, MAIN_HELP, MCP_HELP, REPL_HELP, REPL_COMMANDS } from './help.js'
+export {
+  parseAgentArgs,
+  parseMcpArgs,
+  parseReplArgs,
+  parseHostPort,
+  AGENT_ENV,
+  DEFAULT_AGENT_MAX_STEPS,
+  EXECUTORS,
+  type AgentCommandOptions,
+  type ExecutorKind,
+  type CommonOptions,
+  type McpOptions,
+  type ReplOptions,
+} from './args.js'
 export { UsageError, StartupError } from './errors.js'
 export { composeApp, loadExecutor, logToStderr, type App } from './compose.js'
 export { runMcp } from './mcp-command.js'
 export { runRepl } from './repl.js'
+export { runAgent } from './agent-command.js'
+export { askApproval } from './approval.js'

@@ -5,6 +5,7 @@ import type { Context } from 'cordis'
 import type { Agent } from '@deepseek-ai/dsh-agent'
 import type { ApprovalDecision, ApprovalRequest, ToolResult } from '@deepseek-ai/dsh-tools'
 import type { ReplOptions } from './args.js'
+import { askApproval } from './approval.js'
 import { type App, composeApp } from './compose.js'
 import { StartupError } from './errors.js'
 import { REPL_COMMANDS } from './help.js'
@@ -190,20 +191,8 @@ class Repl {
       .join('\n')
   }
 
-  private async approve(request: ApprovalRequest): Promise<ApprovalDecision> {
-    const args = request.arguments ?? {}
-    const what = typeof args.command === 'string' ? `${request.tool}: ${args.command}` : `${request.tool} ${JSON.stringify(args)}`
-    this.print(`approval needed for ${what}${request.reason ? `\nreason: ${request.reason}` : ''}`)
-    this.out.write('allow once? [y/N] ')
-    const answer = await Promise.race([
-      this.reader.next(),
-      new Promise<'aborted'>((resolve) => request.signal?.addEventListener('abort', () => resolve('aborted'), { once: true })),
-    ])
-    if (answer === null || answer === 'aborted') {
-      this.out.write('\n')
-      return 'cancelled'
-    }
-    return /^\s*y(es)?\s*$/i.test(answer) ? 'allowed-once' : 'rejected'
+  private approve(request: ApprovalRequest): Promise<ApprovalDecision> {
+    return askApproval(request, () => this.reader.next(), this.out)
   }
 
   /** Prints REPL messages (not model text). */

@@ -22,6 +22,8 @@ describe('dsh-bash: help, usage errors and exit codes', () => {
     [['mcp', '--http', 'x', '--help'], 'Usage: dsh-bash mcp [flags]'],
     [['repl', '--help'], 'Usage: dsh-bash repl [flags]'],
     [['repl', '-h'], 'Usage: dsh-bash repl [flags]'],
+    [['help', 'agent'], 'Usage: dsh-bash agent [flags] PROMPT'],
+    [['agent', '--help'], 'Usage: dsh-bash agent [flags] PROMPT'],
   ])('%j prints help on stdout and exits 0', (args, first) => {
     const { code, stdout, stderr } = run(...args)
     expect(code).toBe(0)
@@ -34,8 +36,8 @@ describe('dsh-bash: help, usage errors and exit codes', () => {
   })
 
   it.each([
-    [[], 'dsh-bash: missing command (mcp or repl)\nTry "dsh-bash --help".\n'],
-    [['frob'], 'dsh-bash: unknown command "frob" (expected mcp or repl)\nTry "dsh-bash --help".\n'],
+    [[], 'dsh-bash: missing command (mcp, repl or agent)\nTry "dsh-bash --help".\n'],
+    [['frob'], 'dsh-bash: unknown command "frob" (expected mcp, repl or agent)\nTry "dsh-bash --help".\n'],
     [['--frob'], 'dsh-bash: unknown flag --frob\nTry "dsh-bash --help".\n'],
     [['help', 'frob'], 'dsh-bash: help: unknown command "frob"\nTry "dsh-bash --help".\n'],
     [['mcp', '--http', 'x'], 'dsh-bash: --http: expected HOST:PORT, got "x"\nTry "dsh-bash mcp --help".\n'],
