@@ -35,6 +35,8 @@ export async function runAgent(
   options: AgentCommandOptions,
   io: Io = { input: process.stdin, output: process.stdout, error: process.stderr },
 ): Promise<number> {
+  // stdout carries the answer only, whatever a plugin logs.
+  if (io.output === process.stdout) console.log = console.info = console.debug = (...args: unknown[]) => console.error(...args)
   const fromStdin = typeof options.prompt !== 'string'
   // A prompt piped in usually ends with a newline that is not part of the request.
   const prompt = typeof options.prompt === 'string' ? options.prompt : (await readAll(io.input)).replace(/\s+$/, '')
