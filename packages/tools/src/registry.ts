@@ -130,7 +130,7 @@ export class ToolRegistry extends Service {
   async execute(execution: ToolExecution): Promise<ToolResult> {
     let result: ToolResult
     try {
-      result = normalize(await this._run(execution))
+      result = await this._run(execution)
     } catch (error) {
       result = errorResult(error)
     }
@@ -146,7 +146,7 @@ export class ToolRegistry extends Service {
     return result
   }
 
-  private async _run(execution: ToolExecution): Promise<ToolResult | string> {
+  private async _run(execution: ToolExecution): Promise<ToolResult> {
     const name = execution?.name
     const tool = typeof name === 'string' ? this._tools.get(name) : undefined
     if (!tool) throw new Error(`unknown tool ${JSON.stringify(String(name))}`)
@@ -175,22 +175,16 @@ export class ToolRegistry extends Service {
     // Stages 4 and 5: around-middleware, then the tool.
     const chain = [...this._middleware]
     const dispatch = async (index: number): Promise<ToolResult> => {
-      if (index < chain.length) {
-        try {
-          let called = false
-          const next = () => {
-            // Running the tool twice for one call would repeat its side effects.
-            if (called) return Promise.reject(new Error('a tools/execute middleware called next() more than once'))
-            called = true
-            return dispatch(index + 1)
-          }
-          return normalize(await chain[index].fn(call, next))
-        } catch (error) {
-          return errorResult(error)
-        }
-      }
       try {
-        return normalize(await tool.execute(call.args, call))
+        if (index === chain.length) return normalize(await tool.execute(call.args, call))
+        let called = false
+        const next = () => {
+          // Running the tool twice for one call would repeat its side effects.
+          if (called) return Promise.reject(new Error('a tools/execute middleware called next() more than once'))
+          called = true
+          return dispatch(index + 1)
+        }
+        return normalize(await chain[index].fn(call, next))
       } catch (error) {
         return errorResult(error)
       }
