@@ -1,4 +1,4 @@
-import type { ChatMessage, ModelAdapter, ModelReply, ModelRequest, ModelToolCall } from './adapter.js'
+import type { ChatMessage, ModelAdapter, ModelReply, ModelRequest } from './adapter.js'
 import { normalizeReply } from './adapter.js'
 
 /** The default of `OpenAIChatOptions.timeoutMs`. */
@@ -163,11 +163,11 @@ function fromWireMessage(message: WireAssistantMessage): ModelReply {
   else if (Array.isArray(content)) {
     text = content.map((part) => (part && typeof part.text === 'string' ? part.text : '')).join('')
   }
-  const toolCalls: ModelToolCall[] = (Array.isArray(message.tool_calls) ? message.tool_calls : []).map((call, index) => ({
-    id: typeof call?.id === 'string' && call.id ? call.id : `call_${index + 1}`,
+  // normalizeReply supplies the missing id (`call_N`) and stringifies non-string arguments.
+  const toolCalls = (Array.isArray(message.tool_calls) ? message.tool_calls : []).map((call) => ({
+    id: call?.id,
     name: typeof call?.function?.name === 'string' ? call.function.name : '',
-    arguments:
-      typeof call?.function?.arguments === 'string' ? call.function.arguments : JSON.stringify(call?.function?.arguments ?? {}),
+    arguments: call?.function?.arguments,
   }))
   return normalizeReply({ text, toolCalls })
 }
