@@ -218,8 +218,10 @@ function dangerousLong(name: string, options: Record<string, string>): Inspector
 
 const rg = dangerousLong('rg', { pre: 'rg --pre runs a command' })
 
+const sortLong = dangerousLong('sort', { 'compress-program': 'sort --compress-program runs a command' })
+
 const sort: Inspector = (words, out) => {
-  dangerousLong('sort', { 'compress-program': 'sort --compress-program runs a command' })(words, out)
+  sortLong(words, out)
   for (let i = 1; i < words.length; i++) {
     const word = words[i]
     if (!word.literal) continue
@@ -252,22 +254,6 @@ const fd: Inspector = (words, out) => {
   }
 }
 
-const tar = dangerousLong('tar', {
-  'to-command': 'tar --to-command runs a command',
-  'checkpoint-action': 'tar --checkpoint-action can run a command',
-  'use-compress-program': 'tar --use-compress-program runs a command',
-  'info-script': 'tar --info-script runs a command',
-  'new-volume-script': 'tar --new-volume-script runs a command',
-  'rmt-command': 'tar --rmt-command runs a command',
-  'rsh-command': 'tar --rsh-command runs a command',
-})
-const tarShort: Inspector = (words, out) => {
-  tar(words, out)
-  for (const word of words.slice(1)) {
-    if (word.literal && /^-[a-zA-Z]*[IF]/.test(word.text) && !word.text.startsWith('--')) out.flags.push('tar -I/-F runs a command')
-  }
-}
-
 function shortOrLong(name: string, short: RegExp, long: Record<string, string>, message: string): Inspector {
   const longCheck = dangerousLong(name, long)
   return (words, out) => {
@@ -291,7 +277,23 @@ const INSPECTORS: ReadonlyMap<string, Inspector> = new Map<string, Inspector>([
   ['tee', tee],
   ['fd', fd],
   ['fdfind', fd],
-  ['tar', tarShort],
+  [
+    'tar',
+    shortOrLong(
+      'tar',
+      /^-[a-zA-Z]*[IF]/,
+      {
+        'to-command': 'tar --to-command runs a command',
+        'checkpoint-action': 'tar --checkpoint-action can run a command',
+        'use-compress-program': 'tar --use-compress-program runs a command',
+        'info-script': 'tar --info-script runs a command',
+        'new-volume-script': 'tar --new-volume-script runs a command',
+        'rmt-command': 'tar --rmt-command runs a command',
+        'rsh-command': 'tar --rsh-command runs a command',
+      },
+      'tar -I/-F runs a command',
+    ),
+  ],
   ['man', shortOrLong('man', /^-[a-zA-Z]*[PH]/, { pager: 'man --pager runs a command', html: 'man --html runs a browser' }, 'man -P/-H runs a command')],
   ['less', shortOrLong('less', /^(\+.*[!|]|-[a-zA-Z]*[oO])/, { 'log-file': 'less --log-file writes to a file', 'LOG-FILE': 'less --LOG-FILE writes to a file' }, 'less can run a command or write a file')],
   ['more', shortOrLong('more', /^\+.*[!|]/, {}, 'more can run a command')],
