@@ -58,29 +58,16 @@ export async function serveHttp(host: McpHost, options: HttpOptions): Promise<Ht
   const maxBody = options.maxBodyBytes ?? 16 * 1024 * 1024
   const expected = digest(options.token)
   const sessions = new Map<string, { transport: StreamableHTTPServerTransport; session: McpSession }>()
-  let port = 0
-
-  const allowedHosts = (): Set<string> | undefined => {
-    // A wildcard bind has no single name to check against: only the token protects it.
-    if (WILDCARD.has(bind)) return undefined
-    const names = new Set<string>([bracket(bind), ...(options.allowedHosts ?? [])])
-    if (isLoopback(bind)) for (const name of ['127.0.0.1', 'localhost', '[::1]']) names.add(name)
-    const withPort = new Set<string>()
-    for (const name of names) {
-      withPort.add(`${name}:${port}`)
-      if (port === 80) withPort.add(name)
-    }
-    return withPort
-  }
+  // The accepted `Host` values; set once the port is known, before the first request.
+  let hosts: Set<string> | undefined
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? '/', 'http://localhost')
     if (url.pathname !== MCP_PATH) return reply(res, 404, `not found: the MCP endpoint is ${MCP_PATH}`)
-    const hosts = allowedHosts()
     const hostHeader = (req.headers.host ?? '').toLowerCase()
     if (hosts && !hosts.has(hostHeader)) return reply(res, 403, `forbidden: Host header ${JSON.stringify(hostHeader)} is not this server`)
     const origin = req.headers.origin
-    if (origin !== undefined && !originAllowed(origin, hostHeader, hosts, options.allowedOrigins ?? [])) {
+    if (origin !== undefined && !originAllowed(origin, hostHeader, options.allowedOrigins ?? [])) {
       return reply(res, 403, `forbidden: Origin ${JSON.stringify(origin)} is not allowed`)
     }
     if (!authorized(req.headers.authorization, expected)) {
@@ -131,7 +118,8 @@ export async function serveHttp(host: McpHost, options: HttpOptions): Promise<Ht
       resolve()
     })
   })
-  port = (server.address() as AddressInfo).port
+  const port = (server.address() as AddressInfo).port
+  hosts = allowedHosts(bind, port, options.allowedHosts ?? [])
 
   let closing: Promise<void> | undefined
   let done!: () => void
@@ -172,7 +160,21 @@ async function readJson(req: IncomingMessage, res: ServerResponse, max: number):
   }
 }
 
-function originAllowed(origin: string, hostHeader: string, hosts: Set<string> | undefined, extra: string[]): boolean {
+/** The `Host` header values naming this server, or undefined for a wildcard bind. */
+function allowedHosts(bind: string, port: number, extra: string[]): Set<string> | undefined {
+  // A wildcard bind has no single name to check against: only the token protects it.
+  if (WILDCARD.has(bind)) return undefined
+  const names = new Set<string>([bracket(bind), ...extra])
+  if (isLoopback(bind)) for (const name of ['127.0.0.1', 'localhost', '[::1]']) names.add(name)
+  const withPort = new Set<string>()
+  for (const name of names) {
+    withPort.add(`${name}:${port}`)
+    if (port === 80) withPort.add(name)
+  }
+  return withPort
+}
+
+function originAllowed(origin: string, hostHeader: string, extra: string[]): boolean {
   if (extra.includes(origin)) return true
   let parsed: URL
   try {
@@ -183,7 +185,7 @@ function originAllowed(origin: string, hostHeader: string, hosts: Set<string> | 
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return false
   const host = parsed.host.toLowerCase()
   // Same origin as this server (the name the request came in by, which passed the Host check).
-  return hosts ? hosts.has(host) && host === hostHeader : host === hostHeader
+  return host === hostHeader
 }
 
 function authorized(value: string | undefined, expected: Buffer): boolean {
