@@ -9,7 +9,7 @@ import { askApproval } from './approval.js'
 import { composeApp, firstLine } from './compose.js'
 import { StartupError, UsageError } from './errors.js'
 import { LineReader } from './lines.js'
-import { onStopSignals } from './signals.js'
+import { onStopSignals, type StopSignal, signalExitCode } from './signals.js'
 
 interface Io {
   input: Readable
@@ -18,9 +18,6 @@ interface Io {
   /** The trace (tool calls, result excerpts, notices), approval prompts and errors. */
   error: Writable
 }
-
-/** Exit codes of an aborted turn: 128 + the signal number, as a shell reports it. */
-const SIGNAL_CODES: Partial<Record<NodeJS.Signals, number>> = { SIGHUP: 129, SIGINT: 130, SIGTERM: 143 }
 
 /** How much of each result the trace shows. */
 const EXCERPT_LINES = 4
@@ -99,7 +96,7 @@ export async function runAgent(
   }
 
   const controller = new AbortController()
-  let stoppedBy: NodeJS.Signals | undefined
+  let stoppedBy: StopSignal | undefined
   onStopSignals((signal) => {
     stoppedBy = signal
     controller.abort(new Error(`stopped by ${signal}`))
@@ -111,7 +108,7 @@ export async function runAgent(
   } catch (error) {
     if (stoppedBy) {
       trace.line(`dsh-bash: ${stoppedBy}: the turn was aborted`)
-      return SIGNAL_CODES[stoppedBy] ?? 1
+      return signalExitCode(stoppedBy)
     }
     trace.line(`dsh-bash: ${error instanceof Error ? error.message : String(error)}`)
     return 1
