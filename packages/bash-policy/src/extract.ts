@@ -251,14 +251,7 @@ class Extractor {
   private redirected(node: SyntaxNode, scope: Scope): void {
     const redirects = node.children.filter((child) => REDIRECTS.has(child.type))
     const body = node.children.find((child) => child.named && !REDIRECTS.has(child.type) && child.type !== 'comment')
-    let targets: string[]
-    try {
-      targets = redirects.flatMap((redirect) => outputTargets(redirect, scope.src))
-    } catch (error) {
-      if (!(error instanceof Uncertain)) throw error
-      this.uncertain(error.message)
-      targets = []
-    }
+    const targets = this.targetsOf(redirects, scope.src)
     if (!body) {
       if (targets.length) {
         this.findings.push({ kind: 'command', words: [], display: clip(scope.src.slice(node.start, node.end)), redirects: targets, flags: [], transparent: false })
@@ -273,18 +266,23 @@ class Extractor {
 
   private functionDefinition(node: SyntaxNode, scope: Scope): void {
     // The body runs whenever the function is called, with the definition's redirections.
-    const redirects = node.children.filter((child) => REDIRECTS.has(child.type))
-    let targets: string[] = []
-    try {
-      targets = redirects.flatMap((redirect) => outputTargets(redirect, scope.src))
-    } catch (error) {
-      if (!(error instanceof Uncertain)) throw error
-      this.uncertain(error.message)
-    }
+    const targets = this.targetsOf(node.children.filter((child) => REDIRECTS.has(child.type)), scope.src)
+    const inner = { ...scope, redirects: [...scope.redirects, ...targets] }
     for (const child of node.children) {
       if (!child.named) continue
       if (REDIRECTS.has(child.type)) this.walkRedirect(child, scope)
-      else this.walk(child, { ...scope, redirects: [...scope.redirects, ...targets] })
+      else this.walk(child, inner)
+    }
+  }
+
+  /** The output targets of a statement's redirections; one that cannot be read is reported and adds none. */
+  private targetsOf(redirects: SyntaxNode[], src: string): string[] {
+    try {
+      return redirects.flatMap((redirect) => outputTargets(redirect, src))
+    } catch (error) {
+      if (!(error instanceof Uncertain)) throw error
+      this.uncertain(error.message)
+      return []
     }
   }
 
