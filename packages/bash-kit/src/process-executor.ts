@@ -59,7 +59,6 @@ export abstract class ProcessExecutor extends BashExecutor {
   private readonly _runSpills: OutputCollector[][] = []
   private _taskSeq = 0
   private _runSeq = 0
-  private _stopped = false
   private _shutdown?: Promise<void>
 
   constructor(ctx: Context, config: ExecutorConfig) {
@@ -129,7 +128,7 @@ export abstract class ProcessExecutor extends BashExecutor {
       spec.signal?.addEventListener('abort', onAbort, { once: true })
       if (spec.signal?.aborted) onAbort()
       // A disposal that began while the command was being launched.
-      if (this._stopped) stop('dispose')
+      if (this.disposing) stop('dispose')
       const exit = await launched.exited
       clearTimeout(timer)
       spec.signal?.removeEventListener('abort', onAbort)
@@ -150,7 +149,7 @@ export abstract class ProcessExecutor extends BashExecutor {
       stderr.end()
       const lost = launched.lostReason?.()
       if (lost) throw new Error(lost)
-      if (cause === 'dispose' || this._stopped) throw new Error('the bash executor was disposed while the command ran')
+      if (cause === 'dispose' || this.disposing) throw new Error('the bash executor was disposed while the command ran')
       const out = stdout.result()
       const err = stderr.result()
       const result: BashRunResult = {
@@ -252,14 +251,13 @@ export abstract class ProcessExecutor extends BashExecutor {
 
   private async _doShutdown(): Promise<void> {
     this.beginDisposal()
-    this._stopped = true
     const waits: Promise<unknown>[] = []
     for (const entry of this._tasks.values()) {
       this._requestStop(entry)
       waits.push(entry.view.done)
     }
     for (const run of this._activeRuns) {
-      // A run still launching stops itself once its launch resolves (it sees `_stopped`).
+      // A run still launching stops itself once its launch resolves (it sees `disposing`).
       run.stop?.('dispose')
       waits.push(run.finished)
     }
@@ -314,7 +312,7 @@ export abstract class ProcessExecutor extends BashExecutor {
   }
 
   private _evict(): void {
-    if (this._stopped) return
+    if (this.disposing) return
     const finished = [...this._tasks.values()].filter((entry) => entry.view.status !== 'running')
     for (let i = 0; finished.length - i > this.config.maxFinishedTasks; i++) {
       const entry = finished[i]
@@ -347,7 +345,7 @@ export abstract class ProcessExecutor extends BashExecutor {
   }
 
   private _assertUsable(spec: BashExecSpec): void {
-    if (this._stopped) throw new Error('the bash executor is disposed')
+    if (this.disposing) throw new Error('the bash executor is disposed')
     if (!spec || typeof spec.command !== 'string' || typeof spec.workdir !== 'string' || typeof spec.timeoutMs !== 'number') {
       throw new Error('invalid spec: call resolve() first')
     }
