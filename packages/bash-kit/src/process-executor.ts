@@ -83,7 +83,6 @@ export abstract class ProcessExecutor extends BashExecutor {
 
   async run(spec: BashExecSpec): Promise<BashRunResult> {
     this._assertUsable(spec)
-    if (spec.signal?.aborted) throw new Error('the command was aborted before it started')
     let markFinished!: () => void
     // Tracked from before the launch, so that a disposal that starts meanwhile still stops it.
     const active: ActiveRun = { finished: new Promise<void>((resolve) => (markFinished = resolve)) }
@@ -178,7 +177,6 @@ export abstract class ProcessExecutor extends BashExecutor {
 
   start(spec: BashExecSpec): BashTask {
     this._assertUsable(spec)
-    if (spec.signal?.aborted) throw new Error('the command was aborted before it started')
     const id = `bash-${++this._taskSeq}`
     const entry: TaskEntry = {
       view: new TaskView(id, spec.command, spec.workdir),
@@ -354,6 +352,7 @@ export abstract class ProcessExecutor extends BashExecutor {
         `command is too long: ${Buffer.byteLength(spec.command)} bytes (the limit is ${this.config.maxCommandBytes} bytes)`,
       )
     }
+    if (spec.signal?.aborted) throw new Error('the command was aborted before it started')
   }
 }
 
