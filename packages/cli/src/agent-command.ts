@@ -1,13 +1,12 @@
 import { randomBytes } from 'node:crypto'
 import { createInterface, type Interface } from 'node:readline'
 import type { Readable, Writable } from 'node:stream'
-import type { Context } from 'cordis'
-import { type Agent, type ModelAdapter, type ModelReply, type ModelRequest, OpenAIChatAdapter, resultText } from '@deepseek-ai/dsh-agent'
+import { type ModelAdapter, type ModelReply, type ModelRequest, OpenAIChatAdapter, resultText } from '@deepseek-ai/dsh-agent'
 import type { ApprovalDecision, ApprovalRequest, ToolRegistry, ToolResult } from '@deepseek-ai/dsh-tools'
 import type { AgentCommandOptions } from './args.js'
 import { askApproval } from './approval.js'
-import { composeApp, firstLine } from './compose.js'
-import { StartupError, UsageError } from './errors.js'
+import { attach, composeApp, firstLine } from './compose.js'
+import { UsageError } from './errors.js'
 import { LineReader } from './lines.js'
 import { onStopSignals, type StopSignal, signalExitCode } from './signals.js'
 
@@ -50,50 +49,37 @@ export async function runAgent(
   // Approvals need a person at a terminal; a prompt read from stdin used the input up.
   const tty = Boolean((io.input as { isTTY?: boolean }).isTTY) && !fromStdin
   const approvals = new Approvals(tty ? io.input : undefined, io.error)
-  let agent: Agent | undefined
-  let failure: unknown
   let over = false
-  app.ctx.plugin({
-    name: 'dsh-agent-cli',
-    inject: ['tools', 'agents'],
-    apply: (ctx: Context) => {
-      try {
-        agent = ctx.agents.create({
-          id: 'agent',
-          session: { id: randomBytes(18).toString('base64url'), cwd: options.workdir ?? process.cwd() },
-          adapter: new NamedAdapter(adapter),
-          system: options.system,
-          maxSteps: options.maxSteps,
-        })
-        const self = agent.id
-        // Notices stay queued: the agent admits them into its next model request by itself.
-        // Once the turn is over (the tasks are being killed), nobody is left to read them.
-        agent.onInject((entry) => {
-          if (!over) trace.line(`[notice] ${entry.content.map((block) => block.text).join(' ')}`)
-        })
-        ctx.set('approval', { request: (request: ApprovalRequest) => approvals.request(request) })
-        // The lowest order: the line is printed before any permission listener decides (or asks).
-        ctx.tools.onPreExecute(
-          (call) => {
-            if (call.agent?.id === self) trace.call(call.callId, callLine(ctx.tools, call.name, call.args))
-          },
-          { order: Number.MIN_SAFE_INTEGER },
-        )
-        ctx.tools.onResult((call, result) => {
-          if (call.agent?.id !== self) return
-          // Calls refused before the permission stage (unknown tool, invalid arguments) get their line here.
-          trace.call(call.callId, callLine(ctx.tools, call.name, call.arguments))
-          trace.result(call.callId, result)
-        })
-      } catch (error) {
-        failure = error
-      }
-    },
+  const agent = await attach(app, 'dsh-agent-cli', 'the agent', (ctx) => {
+    const agent = ctx.agents.create({
+      id: 'agent',
+      session: { id: randomBytes(18).toString('base64url'), cwd: options.workdir ?? process.cwd() },
+      adapter: new NamedAdapter(adapter),
+      system: options.system,
+      maxSteps: options.maxSteps,
+    })
+    const self = agent.id
+    // Notices stay queued: the agent admits them into its next model request by itself.
+    // Once the turn is over (the tasks are being killed), nobody is left to read them.
+    agent.onInject((entry) => {
+      if (!over) trace.line(`[notice] ${entry.content.map((block) => block.text).join(' ')}`)
+    })
+    ctx.set('approval', { request: (request: ApprovalRequest) => approvals.request(request) })
+    // The lowest order: the line is printed before any permission listener decides (or asks).
+    ctx.tools.onPreExecute(
+      (call) => {
+        if (call.agent?.id === self) trace.call(call.callId, callLine(ctx.tools, call.name, call.args))
+      },
+      { order: Number.MIN_SAFE_INTEGER },
+    )
+    ctx.tools.onResult((call, result) => {
+      if (call.agent?.id !== self) return
+      // Calls refused before the permission stage (unknown tool, invalid arguments) get their line here.
+      trace.call(call.callId, callLine(ctx.tools, call.name, call.arguments))
+      trace.result(call.callId, result)
+    })
+    return agent
   })
-  if (!agent) {
-    await app.shutdown()
-    throw new StartupError(`could not start the agent: ${failure instanceof Error ? failure.message : 'the tools are not loaded'}`)
-  }
 
   const controller = new AbortController()
   let stoppedBy: StopSignal | undefined

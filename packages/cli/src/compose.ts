@@ -106,6 +106,32 @@ export async function composeApp(options: CommonOptions): Promise<App> {
   return app
 }
 
+/**
+ * Runs `apply` in a plugin that injects `tools` and `agents`, so what it creates (agents, listeners,
+ * the approval service) is undone with the app; resolves with what `apply` returned. If the plugin
+ * cannot run or `apply` throws, the app is shut down and a `StartupError` says it could not start `what`.
+ */
+export async function attach<T>(app: App, name: string, what: string, apply: (ctx: Context) => T): Promise<T> {
+  let result: { value: T } | undefined
+  let failure: unknown
+  app.ctx.plugin({
+    name,
+    inject: ['tools', 'agents'],
+    apply: (ctx: Context) => {
+      try {
+        result = { value: apply(ctx) }
+      } catch (error) {
+        failure = error
+      }
+    },
+  })
+  if (!result) {
+    await app.shutdown()
+    throw new StartupError(`could not start ${what}: ${failure instanceof Error ? failure.message : 'the tools are not loaded'}`)
+  }
+  return result.value
+}
+
 async function stop(ctx: Context): Promise<void> {
   const bash = ctx.get('bash')
   try {

@@ -1,7 +1,6 @@
-import type { Context } from 'cordis'
 import { generateToken, type HttpHandle, McpHost, serveHttp, serveStdio, type StdioHandle } from '@deepseek-ai/dsh-mcp'
 import type { McpOptions } from './args.js'
-import { composeApp } from './compose.js'
+import { attach, composeApp } from './compose.js'
 import { StartupError } from './errors.js'
 import { onStopSignals } from './signals.js'
 
@@ -10,23 +9,12 @@ export async function runMcp(options: McpOptions): Promise<number> {
   // On stdio nothing but protocol messages may reach stdout, from the first plugin on.
   if (!options.http) console.log = console.info = console.debug = (...args: unknown[]) => console.error(...args)
   const app = await composeApp(options)
-  let host: McpHost | undefined
-  let failure: unknown
-  app.ctx.plugin({
-    name: 'dsh-mcp',
-    inject: ['tools', 'agents'],
-    apply(ctx: Context) {
-      try {
-        host = new McpHost(ctx, { cwd: options.workdir, log: (message) => process.stderr.write(`dsh-bash: ${message}\n`) })
-      } catch (error) {
-        failure = error
-      }
-    },
-  })
-  if (!host) {
-    await app.shutdown()
-    throw new StartupError(`could not start the MCP server: ${failure instanceof Error ? failure.message : 'the tools are not loaded'}`)
-  }
+  const host = await attach(
+    app,
+    'dsh-mcp',
+    'the MCP server',
+    (ctx) => new McpHost(ctx, { cwd: options.workdir, log: (message) => process.stderr.write(`dsh-bash: ${message}\n`) }),
+  )
 
   let server: StdioHandle | HttpHandle
   if (options.http) {

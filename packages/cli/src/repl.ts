@@ -1,13 +1,11 @@
 import { randomBytes } from 'node:crypto'
 import { createInterface } from 'node:readline'
 import type { Readable, Writable } from 'node:stream'
-import type { Context } from 'cordis'
 import type { Agent } from '@deepseek-ai/dsh-agent'
 import type { ApprovalDecision, ApprovalRequest, ToolResult } from '@deepseek-ai/dsh-tools'
 import type { ReplOptions } from './args.js'
 import { askApproval } from './approval.js'
-import { type App, composeApp } from './compose.js'
-import { StartupError } from './errors.js'
+import { type App, attach, composeApp } from './compose.js'
 import { REPL_COMMANDS } from './help.js'
 import { LineReader } from './lines.js'
 import { onStopSignals } from './signals.js'
@@ -29,10 +27,9 @@ export async function runRepl(options: ReplOptions, io: Io = { input: process.st
   const reader = new LineReader(rl)
   const repl = new Repl(app, rl, reader, io.output, tty)
   try {
-    repl.start(options.workdir ?? process.cwd())
+    await repl.start(options.workdir ?? process.cwd())
   } catch (error) {
     rl.close()
-    await app.shutdown()
     throw error
   }
   onStopSignals(() => {
@@ -84,26 +81,17 @@ class Repl {
     private readonly tty: boolean,
   ) {}
 
-  /** Creates the session's agent and the approval service (a y/n prompt). */
-  start(cwd: string): void {
-    let failure: unknown
-    this.app.ctx.plugin({
-      name: 'dsh-repl',
-      inject: ['tools', 'agents'],
-      apply: (ctx: Context) => {
-        try {
-          this.agent = ctx.agents.create({ id: 'repl', session: { id: randomBytes(18).toString('base64url'), cwd } })
-          this.agent.onInject((entry) => {
-            for (const block of entry.content) this.notice(`[notice] ${block.text}`)
-            this.agent.takeInjected()
-          })
-          ctx.set('approval', { request: (request: ApprovalRequest) => this.approve(request) })
-        } catch (error) {
-          failure = error
-        }
-      },
+  /** Creates the session's agent and the approval service (a y/n prompt); a failure shuts the app down. */
+  async start(cwd: string): Promise<void> {
+    this.agent = await attach(this.app, 'dsh-repl', 'the REPL', (ctx) => {
+      const agent = ctx.agents.create({ id: 'repl', session: { id: randomBytes(18).toString('base64url'), cwd } })
+      agent.onInject((entry) => {
+        for (const block of entry.content) this.notice(`[notice] ${block.text}`)
+        agent.takeInjected()
+      })
+      ctx.set('approval', { request: (request: ApprovalRequest) => this.approve(request) })
+      return agent
     })
-    if (!this.agent) throw new StartupError(`could not start the REPL: ${failure instanceof Error ? failure.message : 'the tools are not loaded'}`)
   }
 
   async loop(): Promise<void> {
