@@ -4,54 +4,67 @@ import { StartupError, UsageError } from './errors.js'
 import { AGENT_HELP, MAIN_HELP, MCP_HELP, REPL_HELP } from './help.js'
 
 
-const HELP: Record<string, string> = { mcp: MCP_HELP, repl: REPL_HELP, agent: AGENT_HELP }
+/** A command: its help, and how it parses its flags and runs (its module is loaded only then). */
+interface Command {
+  help: string
+  /** Parses `args` and runs the command; 'help' when the flags asked for it. */
+  run(args: string[]): Promise<number | 'help'>
+}
+
+function command<O>(help: string, parse: (args: string[]) => O | 'help', load: () => Promise<(options: O) => Promise<number>>): Command {
+  return {
+    help,
+    async run(args) {
+      const options = parse(args)
+      if (options === 'help') return 'help'
+      // Loaded only now: help and usage errors stay fast.
+      const { logToStderr } = await import('./compose.js')
+      logToStderr()
+      const run = await load()
+      return await run(options)
+    },
+  }
+}
+
+const COMMANDS: Record<string, Command> = {
+  mcp: command(MCP_HELP, parseMcpArgs, async () => (await import('./mcp-command.js')).runMcp),
+  repl: command(REPL_HELP, parseReplArgs, async () => (await import('./repl.js')).runRepl),
+  agent: command(AGENT_HELP, (args) => parseAgentArgs(args, process.env), async () => (await import('./agent-command.js')).runAgent),
+}
+
+function lookup(name: string): Command | undefined {
+  return Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined
+}
 
 /** The whole command line; resolves with the exit code. Never throws for usage or startup errors. */
 export async function main(argv: string[], io: { out?: NodeJS.WritableStream; err?: NodeJS.WritableStream } = {}): Promise<number> {
   const out = io.out ?? process.stdout
   const err = io.err ?? process.stderr
-  const [command, ...rest] = argv
-  let name = 'dsh-bash'
+  const [name, ...rest] = argv
+  // The command a usage error points at ("Try dsh-bash <command> --help"), once it is known.
+  let hint: string | undefined
   try {
-    if (command === undefined) throw new UsageError('missing command (mcp, repl or agent)')
-    if (command === '-h' || command === '--help') return write(out, MAIN_HELP), 0
-    if (command === '-v' || command === '--version') return write(out, version()), 0
-    if (command === 'help') {
+    if (name === undefined) throw new UsageError('missing command (mcp, repl or agent)')
+    if (name === '-h' || name === '--help') return write(out, MAIN_HELP), 0
+    if (name === '-v' || name === '--version') return write(out, version()), 0
+    if (name === 'help') {
       const topic = rest[0]
       if (topic === undefined) return write(out, MAIN_HELP), 0
-      if (!HELP[topic]) throw new UsageError(`help: unknown command ${JSON.stringify(topic)}`)
-      return write(out, HELP[topic]), 0
+      const help = lookup(topic)?.help
+      if (!help) throw new UsageError(`help: unknown command ${JSON.stringify(topic)}`)
+      return write(out, help), 0
     }
-    if (command.startsWith('-')) throw new UsageError(`unknown flag ${command}`)
-    if (!HELP[command]) throw new UsageError(`unknown command ${JSON.stringify(command)} (expected mcp, repl or agent)`)
-    name = `dsh-bash ${command}`
-    if (command === 'mcp') {
-      const options = parseMcpArgs(rest)
-      if (options === 'help') return write(out, MCP_HELP), 0
-      // Loaded only now: help and usage errors stay fast.
-      const { logToStderr } = await import('./compose.js')
-      logToStderr()
-      const { runMcp } = await import('./mcp-command.js')
-      return await runMcp(options)
-    }
-    if (command === 'agent') {
-      const options = parseAgentArgs(rest, process.env)
-      if (options === 'help') return write(out, AGENT_HELP), 0
-      const { logToStderr } = await import('./compose.js')
-      logToStderr()
-      const { runAgent } = await import('./agent-command.js')
-      return await runAgent(options)
-    }
-    const options = parseReplArgs(rest)
-    if (options === 'help') return write(out, REPL_HELP), 0
-    const { logToStderr } = await import('./compose.js')
-    logToStderr()
-    const { runRepl } = await import('./repl.js')
-    return await runRepl(options)
+    if (name.startsWith('-')) throw new UsageError(`unknown flag ${name}`)
+    const command = lookup(name)
+    if (!command) throw new UsageError(`unknown command ${JSON.stringify(name)} (expected mcp, repl or agent)`)
+    hint = name
+    const code = await command.run(rest)
+    if (code === 'help') return write(out, command.help), 0
+    return code
   } catch (error) {
     if (error instanceof UsageError) {
-      const hint = error.command ?? (name === 'dsh-bash' ? undefined : name.slice('dsh-bash '.length))
-      write(err, `dsh-bash: ${error.message}\nTry "dsh-bash ${hint ? `${hint} ` : ''}--help".`)
+      const topic = error.command ?? hint
+      write(err, `dsh-bash: ${error.message}\nTry "dsh-bash ${topic ? `${topic} ` : ''}--help".`)
       return 2
     }
     if (error instanceof StartupError) {
