@@ -110,7 +110,7 @@ export abstract class ProcessExecutor extends BashExecutor {
     }
     active.launched = launched
     try {
-      const streamsClosed = Promise.all([collect(launched.stdout, stdout), collect(launched.stderr, stderr)])
+      const drain = collectBoth(launched, stdout, stderr, this.config.drainMs)
       if (spec.onOutput) {
         forwardLive(launched.stdout, 'stdout', spec.onOutput)
         forwardLive(launched.stderr, 'stderr', spec.onOutput)
@@ -140,10 +140,7 @@ export abstract class ProcessExecutor extends BashExecutor {
       }
       // Escalation to SIGKILL runs to its end even though the main process is gone already.
       await termination
-      // Pipes close when the last holder dies; a holder we cannot see must not hold the call.
-      await Promise.race([streamsClosed, delay(this.config.drainMs)])
-      launched.stdout.destroy()
-      launched.stderr.destroy()
+      await drain()
       stdout.end()
       stderr.end()
       const lost = launched.lostReason?.()
@@ -281,15 +278,13 @@ export abstract class ProcessExecutor extends BashExecutor {
   private async _follow(entry: TaskEntry, launched: LaunchedCommand): Promise<void> {
     entry.launched = launched
     if (entry.stopRequested) entry.termination = launched.terminate(this.config.graceMs)
-    const streamsClosed = Promise.all([collect(launched.stdout, entry.stdout), collect(launched.stderr, entry.stderr)])
+    const drain = collectBoth(launched, entry.stdout, entry.stderr, this.config.drainMs)
     const exit = await launched.exited
     // A background task is over when none of its processes are left, not when the shell exits.
     await launched.whenEmpty()
     entry.processesGone = true
     await entry.termination
-    await Promise.race([streamsClosed, delay(this.config.drainMs)])
-    launched.stdout.destroy()
-    launched.stderr.destroy()
+    await drain()
     try {
       await launched.release()
     } catch (error) {
@@ -368,6 +363,20 @@ function forwardLive(stream: Readable, name: 'stdout' | 'stderr', listener: Outp
       // A progress display must not break the command it displays.
     }
   })
+}
+
+/**
+ * Feeds the command's streams into their collectors. The returned drain waits until both are
+ * closed, for at most `drainMs` (pipes close when the last holder dies; a holder we cannot see must
+ * not hold the call), then destroys them.
+ */
+function collectBoth(launched: LaunchedCommand, stdout: OutputCollector, stderr: OutputCollector, drainMs: number): () => Promise<void> {
+  const closed = Promise.all([collect(launched.stdout, stdout), collect(launched.stderr, stderr)])
+  return async () => {
+    await Promise.race([closed, delay(drainMs)])
+    launched.stdout.destroy()
+    launched.stderr.destroy()
+  }
 }
 
 /** Feeds a stream into a collector; resolves when the stream is closed (never rejects). */
