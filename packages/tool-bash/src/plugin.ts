@@ -79,7 +79,7 @@ export const ToolBash = {
         const spec = bash.resolve(request)
         if (args.run_in_background) return startedText(bash.start(spec).id)
         const result = await bash.run(spec)
-        const text = renderRunResult(result, { escalationHint: confines && hasApproval(ctx) })
+        const text = renderRunResult(result, { escalationHint: confines && approvalOf(ctx) !== undefined })
         if (result.aborted) return { content: [{ type: 'text', text: `Error: the command was aborted\n${text}` }], isError: true }
         return text
       },
@@ -164,8 +164,10 @@ function newestLineReporter(report: NonNullable<ToolCall['onProgress']>): NonNul
   }
 }
 
-function hasApproval(ctx: Context): boolean {
-  return typeof (ctx.get('approval') as ApprovalService | undefined)?.request === 'function'
+/** The approval service, when one that can answer is loaded. */
+function approvalOf(ctx: Context): ApprovalService | undefined {
+  const approval = ctx.get('approval') as ApprovalService | undefined
+  return typeof approval?.request === 'function' ? approval : undefined
 }
 
 /**
@@ -185,8 +187,8 @@ async function escalation(ctx: Context, args: BashArgs, call: ToolCall): Promise
   if (rank(wanted) <= rank(current)) {
     throw new Error(`invalid sandbox_permissions: "${wanted}" is not wider than the current mode "${current}"`)
   }
-  const approval = ctx.get('approval') as ApprovalService | undefined
-  if (!approval || typeof approval.request !== 'function') {
+  const approval = approvalOf(ctx)
+  if (!approval) {
     throw new Error(`sandbox escalation to "${wanted}" needs approval but no approval service is available`)
   }
   let answer: string
