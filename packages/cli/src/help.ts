@@ -1,5 +1,26 @@
 /** Help texts: kept apart so that `--help` and usage errors load nothing heavy. */
 
+/**
+ * The flags of every command that builds the tools (workspace, executor, policy, help), one line
+ * or more each; a command may word a line its own way.
+ */
+function toolFlags(
+  lines: { workdir?: string; executorConfig?: string; ssh?: string; policy?: string } = {},
+): string {
+  return [
+    lines.workdir ?? "  --workdir DIR           the session's workspace (default: the current directory)",
+    '  --executor KIND         local (default), sandbox or ssh',
+    lines.executorConfig ?? '  --executor-config JSON  executor settings as a JSON object, or @FILE',
+    '  --sandbox-mode MODE     sandbox: read-only, workspace-write (default) or danger-full-access',
+    '  --network on|off        sandbox: allow the network (default off)',
+    lines.ssh ?? '  --ssh USER@HOST[:PORT]  ssh: a host to run commands on (repeatable: sessions spread over hosts)',
+    '  --ssh-key PATH          ssh: private key (default ~/.ssh/id_ed25519, id_ecdsa or id_rsa)',
+    '  --known-hosts PATH      ssh: known_hosts file verifying host keys (default ~/.ssh/known_hosts)',
+    lines.policy ?? '  --policy FILE           a command policy file (needs @deepseek-ai/dsh-bash-policy)',
+    '  -h, --help              show this help',
+  ].join('\n')
+}
+
 export const MAIN_HELP = `Usage: dsh-bash <command> [flags]
 
 The bash tools (bash, bash_output, bash_kill) for models and people.
@@ -28,17 +49,11 @@ Flags:
   --token TOKEN           the bearer token HTTP clients must send (default: $DSH_BASH_TOKEN,
                           else a random token printed on stderr)
   --allow-origin ORIGIN   also accept browser requests from ORIGIN (repeatable; HTTP only)
-  --workdir DIR           the workspace of every session (default: the client's first root,
-                          else the current directory)
-  --executor KIND         local (default), sandbox or ssh
-  --executor-config JSON  executor settings as a JSON object, or @FILE (e.g. '{"timeoutMs":60000}')
-  --sandbox-mode MODE     sandbox: read-only, workspace-write (default) or danger-full-access
-  --network on|off        sandbox: allow the network (default off)
-  --ssh USER@HOST[:PORT]  ssh: a host to run commands on (repeatable: sessions spread over hosts)
-  --ssh-key PATH          ssh: private key (default ~/.ssh/id_ed25519, id_ecdsa or id_rsa)
-  --known-hosts PATH      ssh: known_hosts file verifying host keys (default ~/.ssh/known_hosts)
-  --policy FILE           a command policy file (needs @deepseek-ai/dsh-bash-policy)
-  -h, --help              show this help
+${toolFlags({
+  workdir: `  --workdir DIR           the workspace of every session (default: the client's first root,
+                          else the current directory)`,
+  executorConfig: `  --executor-config JSON  executor settings as a JSON object, or @FILE (e.g. '{"timeoutMs":60000}')`,
+})}
 
 Stopping the server (stdin closed, SIGINT, SIGTERM) kills every task it started.
 Exit codes: 0 ok, 1 runtime failure, 2 usage error.`
@@ -48,16 +63,7 @@ export const REPL_HELP = `Usage: dsh-bash repl [flags]
 Play the model: type a command and see exactly the text the model would get.
 
 Flags:
-  --workdir DIR           the session's workspace (default: the current directory)
-  --executor KIND         local (default), sandbox or ssh
-  --executor-config JSON  executor settings as a JSON object, or @FILE
-  --sandbox-mode MODE     sandbox: read-only, workspace-write (default) or danger-full-access
-  --network on|off        sandbox: allow the network (default off)
-  --ssh USER@HOST[:PORT]  ssh: a host to run commands on (repeatable: sessions spread over hosts)
-  --ssh-key PATH          ssh: private key (default ~/.ssh/id_ed25519, id_ecdsa or id_rsa)
-  --known-hosts PATH      ssh: known_hosts file verifying host keys (default ~/.ssh/known_hosts)
-  --policy FILE           a command policy file (needs @deepseek-ai/dsh-bash-policy)
-  -h, --help              show this help
+${toolFlags()}
 
 Exit codes: 0 ok, 1 runtime failure, 2 usage error.`
 
@@ -80,17 +86,11 @@ Model (flags win over the environment):
   --system TEXT           a system prompt (default: none)
 
 Tools:
-  --workdir DIR           the session's workspace (default: the current directory)
-  --executor KIND         local (default), sandbox or ssh
-  --executor-config JSON  executor settings as a JSON object, or @FILE
-  --sandbox-mode MODE     sandbox: read-only, workspace-write (default) or danger-full-access
-  --network on|off        sandbox: allow the network (default off)
-  --ssh USER@HOST[:PORT]  ssh: a host to run commands on (repeatable)
-  --ssh-key PATH          ssh: private key (default ~/.ssh/id_ed25519, id_ecdsa or id_rsa)
-  --known-hosts PATH      ssh: known_hosts file verifying host keys (default ~/.ssh/known_hosts)
-  --policy FILE           a command policy file; its asks are a y/N prompt when stdin is a
-                          terminal, else denied
-  -h, --help              show this help
+${toolFlags({
+  ssh: '  --ssh USER@HOST[:PORT]  ssh: a host to run commands on (repeatable)',
+  policy: `  --policy FILE           a command policy file; its asks are a y/N prompt when stdin is a
+                          terminal, else denied`,
+})}
 
 SIGINT, SIGTERM or SIGHUP aborts the turn; every task is killed before the command exits, also
 after an answer.
