@@ -2,7 +2,7 @@ import { PassThrough } from 'node:stream'
 import type { ClientChannel } from 'ssh2'
 import type { BashExecSpec } from '@deepseek-ai/dsh-bash'
 import type { ExitFacts, LaunchedCommand } from '@deepseek-ai/dsh-bash-kit'
-import type { ExecHandle, SshConnection } from './connection.js'
+import { type ExecHandle, lostMessage, type SshConnection } from './connection.js'
 import type { SshHost } from './host.js'
 import { execText, HEADER_PREFIX, MAX_EXEC_TEXT_BYTES, UPLOAD_TEXT, wrapperScript } from './scripts.js'
 
@@ -34,7 +34,7 @@ export async function launchRemote(host: SshHost, spec: BashExecSpec, options: L
   if (Buffer.byteLength(text) > MAX_EXEC_TEXT_BYTES) {
     // Too long for one argument of sshd's `$SHELL -c`: the command goes to a private temp file.
     const upload = await host.runHelper(UPLOAD_TEXT, { stdin: spec.command })
-    if (upload.lost) throw new Error(`connection to ${host.label} lost`)
+    if (upload.lost) throw new Error(lostMessage(host.label))
     scriptPath = upload.stdout.trim()
     if (upload.code !== 0 || !scriptPath.startsWith('/')) {
       throw new Error(`cannot store the command in a temp file on ${host.label}: ${upload.stderr.trim() || `exit ${upload.code}`}`)
@@ -140,7 +140,7 @@ class RemoteCommand implements LaunchedCommand {
       this.stdout.end()
       this.stderr.end()
       if (!this.startSettled) {
-        if (!this.exitFacts) this.failStart(`connection to ${this.host.label} lost`)
+        if (!this.exitFacts) this.failStart(lostMessage(this.host.label))
         else if (this.exitFacts.exitCode === 127) {
           this.failStart(`shell not found on ${this.host.label}: ${this.shell}${this.startupDetails()}`)
         } else {
@@ -150,7 +150,7 @@ class RemoteCommand implements LaunchedCommand {
         return
       }
       // A session channel that closes without an exit status lost its connection.
-      if (!this.exitFacts) this.markLost(`connection to ${this.host.label} lost`)
+      if (!this.exitFacts) this.markLost(lostMessage(this.host.label))
     })
     // stdin: the caller's bytes, or nothing (the wrapper also redirects it from /dev/null).
     channel.end(this.spec.stdin === undefined ? undefined : this.spec.stdin)
@@ -168,11 +168,8 @@ class RemoteCommand implements LaunchedCommand {
     }
   }
 
+  /** `line` starts with HEADER_PREFIX (the data handler cuts it there). */
   private onHeader(line: string): void {
-    if (!line.startsWith(HEADER_PREFIX)) {
-      this.failStart(`unexpected output from the remote wrapper on ${this.host.label}: ${JSON.stringify(line.slice(0, 100))}`)
-      return
-    }
     const [status, value] = line.slice(HEADER_PREFIX.length).split(' ')
     const wd = this.spec.workdir
     if (status === 'ok' && /^\d+$/.test(value ?? '')) {
@@ -238,7 +235,7 @@ class RemoteCommand implements LaunchedCommand {
     if (this.lost || !this.pid) return undefined
     try {
       const answer = await this.host.control(this.connection, op, this.pid, this.marker, arg, onChannel)
-      if (answer === undefined && !this.released) this.markLost(`connection to ${this.host.label} lost`)
+      if (answer === undefined && !this.released) this.markLost(lostMessage(this.host.label))
       return answer
     } catch (error) {
       if (!this.released) this.markLost(messageOf(error))
