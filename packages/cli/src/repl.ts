@@ -119,8 +119,9 @@ class Repl {
       await this.call('bash', background ? { command, description: DESCRIPTION, run_in_background: true } : { command, description: DESCRIPTION })
       return true
     }
-    const [name, ...rest] = line.split(/\s+/)
-    const arg = rest.join(' ')
+    // The argument is the rest of the line verbatim: `:call` JSON may hold runs of spaces.
+    const [, name, rawArg] = /^(\S+)\s*([\s\S]*)$/.exec(line)!
+    const arg = rawArg.trimEnd()
     switch (name) {
       case ':quit':
       case ':q':

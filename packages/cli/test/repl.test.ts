@@ -97,6 +97,8 @@ describe('dsh-bash repl with piped stdin', () => {
     expect(await repl.send(':nope', 'unknown')).toBe('unknown REPL command :nope; :help lists them\n')
     expect(await repl.send(':help', ':quit')).toContain('&COMMAND')
     expect(await repl.send(':call bash {"command":"echo via call","description":"Echo a line"}', 'via')).toBe('via call\n')
+    // The JSON is taken verbatim: runs of spaces inside strings survive.
+    expect(await repl.send(':call bash {"command":"printf \'%s\\\\n\' \'a   b\'","description":"Keep spaces"}', 'a')).toBe('a   b\n')
     expect(await repl.send(':call bash_output {"task_id":"bash-99"}', 'Error')).toBe('Error: unknown bash task "bash-99"\n')
     expect(await repl.send(':call bash {"command":"x"}', 'Error')).toBe('Error: invalid arguments: missing required property "description"\n')
     expect(await repl.send(':call bash {oops', 'JSON')).toMatch(/^:call: the arguments are not JSON: /)
