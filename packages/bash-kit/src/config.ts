@@ -3,9 +3,11 @@ import { z } from 'zod'
 import type { BashExecRequest, BashExecSpec, SandboxMode } from '@deepseek-ai/dsh-bash'
 import { DEFAULT_SECRET_PATTERNS } from './env.js'
 
-const positiveInt = (name: string) =>
+/** A positive integer setting; every message names the key (`readyTimeoutMs must be positive`). */
+export const positiveInt = (name: string) =>
   z.number({ error: `${name} must be a number` }).int(`${name} must be an integer`).positive(`${name} must be positive`)
-const nonNegativeInt = (name: string) =>
+/** A non-negative integer setting; every message names the key. */
+export const nonNegativeInt = (name: string) =>
   z.number({ error: `${name} must be a number` }).int(`${name} must be an integer`).nonnegative(`${name} must not be negative`)
 
 /** The longest delay a Node.js timer supports (about 24.8 days); a longer one would fire at once. */

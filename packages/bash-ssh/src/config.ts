@@ -1,10 +1,5 @@
 import { z } from 'zod'
-import { executorConfigShape, parseConfig } from '@deepseek-ai/dsh-bash-kit'
-
-const positiveInt = (name: string) =>
-  z.number({ error: `${name} must be a number` }).int(`${name} must be an integer`).positive(`${name} must be positive`)
-const nonNegativeInt = (name: string) =>
-  z.number({ error: `${name} must be a number` }).int(`${name} must be an integer`).nonnegative(`${name} must not be negative`)
+import { executorConfigShape, nonNegativeInt, parseConfig, positiveInt } from '@deepseek-ai/dsh-bash-kit'
 
 /** `SHA256:` followed by the unpadded base64 of the key's SHA-256, as printed by `ssh-keygen -l`. */
 const FINGERPRINT = /^SHA256:[A-Za-z0-9+/]{43}=?$/
