@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process'
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { signalPid } from './proc.js'
+import { signalEach } from './proc.js'
 import type { ProcessTracker } from './tracker.js'
 
 /** The variable that tells the command's shell which cgroup to join. */
@@ -117,10 +117,7 @@ export class CgroupTracker implements ProcessTracker {
   }
 
   signalAll(signal: NodeJS.Signals): void {
-    for (const pid of this.pids()) {
-      signalPid(pid, signal)
-      if (signal === 'SIGTERM') signalPid(pid, 'SIGCONT')
-    }
+    signalEach(this.pids(), signal)
   }
 
   killAll(): void {
@@ -128,7 +125,7 @@ export class CgroupTracker implements ProcessTracker {
       // The kernel kills every member, including ones forked while this runs.
       writeFileSync(join(this.dir, 'cgroup.kill'), '1')
     } catch {
-      for (const pid of this.pids()) signalPid(pid, 'SIGKILL')
+      signalEach(this.pids(), 'SIGKILL')
     }
   }
 

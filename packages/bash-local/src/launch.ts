@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { closeSync, statSync, unlinkSync, writeFileSync } from 'node:fs'
 import type { ExitFacts, LaunchedCommand } from '@deepseek-ai/dsh-bash-kit'
-import { signalPid } from './proc.js'
+import { signalEach } from './proc.js'
 import type { ProcessTracker } from './tracker.js'
 
 /** What to execute and how. */
@@ -145,10 +145,7 @@ class LocalCommand implements LaunchedCommand {
       if (this.mainAlive) this.child.kill('SIGTERM')
       return
     }
-    for (const pid of others) {
-      signalPid(pid, 'SIGTERM')
-      signalPid(pid, 'SIGCONT')
-    }
+    signalEach(others, 'SIGTERM')
   }
 
   whenEmpty(): Promise<void> {

@@ -1,4 +1,4 @@
-import { pidsInGroup, pidsWithEnv, signalPid } from './proc.js'
+import { pidsInGroup, pidsWithEnv, signalEach } from './proc.js'
 import type { ProcessTracker } from './tracker.js'
 
 export const MARKER_VARIABLE = 'DSH_BASH_TASK'
@@ -28,11 +28,7 @@ export class MarkerTracker implements ProcessTracker {
   }
 
   signalAll(signal: NodeJS.Signals): void {
-    for (const pid of this.pids()) {
-      signalPid(pid, signal)
-      // A stopped process cannot act on SIGTERM until it runs again.
-      if (signal === 'SIGTERM') signalPid(pid, 'SIGCONT')
-    }
+    signalEach(this.pids(), signal)
   }
 
   killAll(): void {
@@ -40,7 +36,7 @@ export class MarkerTracker implements ProcessTracker {
     for (let round = 0; round < 3; round++) {
       const pids = this.pids()
       if (pids.length === 0) return
-      for (const pid of pids) signalPid(pid, 'SIGKILL')
+      signalEach(pids, 'SIGKILL')
     }
   }
 

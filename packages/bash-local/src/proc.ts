@@ -93,6 +93,17 @@ export function pidsInGroup(pgid: number): number[] {
   return found
 }
 
+/**
+ * Sends a signal to each process; after SIGTERM also SIGCONT, since a stopped process cannot act
+ * on SIGTERM until it runs again.
+ */
+export function signalEach(pids: Iterable<number>, signal: NodeJS.Signals): void {
+  for (const pid of pids) {
+    signalPid(pid, signal)
+    if (signal === 'SIGTERM') signalPid(pid, 'SIGCONT')
+  }
+}
+
 /** Sends a signal, ignoring processes that are already gone. */
 export function signalPid(pid: number, signal: NodeJS.Signals): void {
   try {
