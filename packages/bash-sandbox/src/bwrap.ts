@@ -192,13 +192,17 @@ export function removeFile(path: string): void {
   }
 }
 
-/** bwrap's own messages (`bwrap: …`) in a stderr prefix, joined; empty when there are none. */
-export function bwrapMessages(stderr: string): string {
-  return stderr
+/**
+ * What bwrap said about a failure, from a stderr prefix: its own messages (`bwrap: …`) joined, else
+ * the first three lines; empty when stderr is blank.
+ */
+export function bwrapSaid(stderr: string): string {
+  const own = stderr
     .split('\n')
     .map((line) => line.trim())
     .filter((line) => line.startsWith('bwrap: '))
     .join('; ')
+  return own || stderr.trim().split('\n').slice(0, 3).join('; ')
 }
 
 /**
@@ -241,7 +245,7 @@ export function probeBwrap(options: {
   removeFile(options.statusPath)
   if (result.error) return `bwrap could not be run: ${result.error.message}`
   if (result.status === 0 && status.exitCode === 0) return undefined
-  const said = bwrapMessages(result.stderr ?? '') || (result.stderr ?? '').trim().split('\n').slice(0, 3).join('; ')
+  const said = bwrapSaid(result.stderr ?? '')
   if (result.signal) return `bwrap was killed by ${result.signal} while creating a test sandbox`
   if (status.exitCode === undefined) {
     return `bwrap cannot create a sandbox here (user namespaces may be disabled): ${said || `exit code ${result.status}`}`

@@ -8,7 +8,7 @@ import type { ExitFacts, LaunchedCommand } from '@deepseek-ai/dsh-bash-kit'
 import { type CommandLine, isLive, LocalExecutor, type LocalExecutorConfigInput } from '@deepseek-ai/dsh-bash-local'
 import {
   bwrapArgs,
-  bwrapMessages,
+  bwrapSaid,
   type ConfinedMode,
   gitProtections,
   lookupExecutable,
@@ -254,7 +254,7 @@ class SandboxedCommand implements LaunchedCommand {
     if (exit.signal !== null || exit.exitCode === null) return exit
     const status = readStatus(this.statusPath!)
     if (status.exitCode === undefined) {
-      const said = bwrapMessages(this.stderrPrefix) || this.stderrPrefix.trim().split('\n').slice(0, 3).join('; ')
+      const said = bwrapSaid(this.stderrPrefix)
       this.failure = `the sandbox failed to start the command (bwrap exited with code ${exit.exitCode})${said ? `: ${said}` : ''}`
       return exit
     }
