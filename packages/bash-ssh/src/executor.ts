@@ -4,7 +4,7 @@ import { posix } from 'node:path'
 import type { Context } from 'cordis'
 import ssh2 from 'ssh2'
 import type { BashExecRequest, BashExecSpec } from '@deepseek-ai/dsh-bash'
-import { type LaunchedCommand, ProcessExecutor, resolveRequest } from '@deepseek-ai/dsh-bash-kit'
+import { type LaunchedCommand, ProcessExecutor } from '@deepseek-ai/dsh-bash-kit'
 import { launchRemote } from './command.js'
 import { hostLabel, parseSshConfig, type SshExecutorConfig, type SshExecutorConfigInput, type SshHostConfig } from './config.js'
 import { SshHost } from './host.js'
@@ -61,7 +61,7 @@ export class SshExecutor extends ProcessExecutor {
 
   /** Remote paths: a relative workdir resolves against the configured remote `cwd` (POSIX rules). */
   resolve(request: BashExecRequest): BashExecSpec {
-    const spec = resolveRequest(this.config, request, this.sandboxMode)
+    const spec = super.resolve(request)
     if (request && typeof request.workdir === 'string' && request.workdir !== '' && !request.workdir.startsWith('/') && this.config.cwd) {
       return { ...spec, workdir: posix.resolve(this.config.cwd, request.workdir) }
     }
