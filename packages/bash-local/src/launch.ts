@@ -61,16 +61,14 @@ export function spawnPlan(plan: LaunchPlan): Promise<LaunchedCommand> {
     })
   } catch (error) {
     closeFds(extraFds)
-    cleanupFiles(plan.cleanup)
-    plan.tracker.release()
+    releasePlan(plan)
     return Promise.reject(new Error(`failed to start ${plan.file}: ${(error as Error).message}`))
   }
   // The child has its own copies once spawn() returns (libuv forks and execs synchronously).
   closeFds(extraFds)
   return new Promise((resolve, reject) => {
     child.once('error', (error) => {
-      cleanupFiles(plan.cleanup)
-      plan.tracker.release()
+      releasePlan(plan)
       reject(new Error(`failed to start ${plan.file}: ${error.message}`))
     })
     child.once('spawn', () => {
@@ -171,8 +169,7 @@ class LocalCommand implements LaunchedCommand {
   }
 
   release(): void {
-    cleanupFiles(this.plan.cleanup)
-    this.plan.tracker.release()
+    releasePlan(this.plan)
   }
 }
 
@@ -186,12 +183,14 @@ function closeFds(fds: number[]): void {
   }
 }
 
-function cleanupFiles(files: string[]): void {
-  for (const file of files) {
+/** Frees what a launch created: its files (a long script) and its tracker (the cgroup). */
+function releasePlan(plan: LaunchPlan): void {
+  for (const file of plan.cleanup) {
     try {
       unlinkSync(file)
     } catch {
       // Already gone.
     }
   }
+  plan.tracker.release()
 }
