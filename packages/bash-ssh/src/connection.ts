@@ -34,7 +34,7 @@ export class SshConnection {
   state: 'connecting' | 'ready' | 'closed' = 'connecting'
   /** Session channels reserved or open on this connection. */
   sessions = 0
-  /** Session channels open on this connection. */
+  /** Session channels open on this connection (counted by `exec`). */
   open = 0
   /** The control agent on this connection (see AGENT_SCRIPT), once asked for. */
   agent?: Promise<ControlAgent | undefined>
@@ -166,6 +166,10 @@ export class SshConnection {
             reject(error)
             return
           }
+          this.open++
+          channel.once('close', () => {
+            this.open--
+          })
           try {
             setup(channel)
           } catch (setupError) {
@@ -226,11 +230,7 @@ export class ConnectionPool {
       const connection = await this.reserve(attempts)
       try {
         const channel = await connection.exec(text, (channel) => {
-          connection.open++
-          channel.once('close', () => {
-            connection.open--
-            this.releaseSlot(connection)
-          })
+          channel.once('close', () => this.releaseSlot(connection))
           setup({ channel, connection })
         })
         return { channel, connection }
@@ -284,11 +284,9 @@ export class ConnectionPool {
     let agent: ControlAgent | undefined
     const started = connection
       .exec(text, (channel) => {
-        connection.open++
         connection.agentOpen = true
         agent = new ControlAgent(channel)
         channel.once('close', () => {
-          connection.open--
           connection.agentOpen = false
           connection.agent = undefined
           this.releaseSlot(connection)
