@@ -1,12 +1,15 @@
 import { hasProc, pidsInGroup, signalPid } from './proc.js'
 import type { ProcessTracker } from './tracker.js'
 
+/** Whether /proc can be read: a fact of the machine, asked at the first command rather than at each. */
+let procMounted: boolean | undefined
+
 /** The process group fallback: the command runs in a new session whose group id is its pid. */
 export class ProcessGroupTracker implements ProcessTracker {
   readonly kind = 'pgroup' as const
   readonly env = {}
   private pgid = 0
-  private readonly proc = hasProc()
+  private readonly proc = (procMounted ??= hasProc())
 
   attach(pid: number): void {
     this.pgid = pid
