@@ -166,11 +166,7 @@ export class OutputCollector {
   }
 
   #openSpill(totalAfterWrite: number): void {
-    if (!this.#spillPath || this.#maxSpillBytes <= 0) {
-      this.#spillState = 'over-cap'
-      return
-    }
-    if (totalAfterWrite > this.#maxSpillBytes) {
+    if (!this.#spillPath || this.#maxSpillBytes <= 0 || totalAfterWrite > this.#maxSpillBytes) {
       this.#spillState = 'over-cap'
       return
     }
