@@ -67,14 +67,13 @@ export class CgroupManager {
       if (!existsSync(join(probe, 'cgroup.kill'))) throw new Error('cgroup.kill is not available (kernel older than 5.14)')
       const result = spawnSync('/bin/sh', ['-c', 'echo 0 > "$1/cgroup.procs"', 'sh', probe], { stdio: 'ignore' })
       if (result.status !== 0) throw new Error('a process cannot join a child cgroup here')
-      return { manager: new CgroupManager(root) }
     } catch (error) {
       safeRmdir(probe)
       safeRmdir(root)
       return { reason: (error as Error).message }
-    } finally {
-      safeRmdir(probe)
     }
+    safeRmdir(probe)
+    return { manager: new CgroupManager(root) }
   }
 
   /** A new, empty cgroup for one command. */
