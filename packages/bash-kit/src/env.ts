@@ -12,12 +12,21 @@ export const NON_INTERACTIVE_ENV: Readonly<Record<string, string>> = Object.free
 /** Name fragments of variables that look like secrets (matched case-insensitively). */
 export const DEFAULT_SECRET_PATTERNS: readonly string[] = Object.freeze(['KEY', 'SECRET', 'TOKEN', 'PASSWORD'])
 
+// The executors' own control variables, set on a command by the executor itself.
+
+/** The per-command marker every descendant inherits, so that escapees are found through /proc. */
+export const MARKER_VARIABLE = 'DSH_BASH_TASK'
+/** The cgroup the command's shell joins before it runs anything. */
+export const CGROUP_VARIABLE = 'DSH_BASH_CGROUP'
+/** A trusted caller's BASH_ENV, carried past the cgroup prelude, which sources it after joining. */
+export const BASH_ENV_NEXT_VARIABLE = 'DSH_BASH_ENV_NEXT'
+
 /**
  * Variables never inherited: `BASH_ENV` would make every `bash -c` source a file (a profile by the
  * back door, defeating `--noprofile --norc`), and the executor's own markers must not leak in from
  * a parent dsh-bash process.
  */
-const NEVER_INHERITED = new Set(['BASH_ENV', 'ENV', 'DSH_BASH_TASK', 'DSH_BASH_CGROUP', 'DSH_BASH_ENV_NEXT'])
+const NEVER_INHERITED = new Set(['BASH_ENV', 'ENV', MARKER_VARIABLE, CGROUP_VARIABLE, BASH_ENV_NEXT_VARIABLE])
 
 export interface EnvironmentOptions {
   /** Name fragments of secret-looking variables to drop (case-insensitive). */

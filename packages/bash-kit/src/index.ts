@@ -1,5 +1,14 @@
 export { OutputCollector, type CollectorOptions, type CollectorRead } from './collector.js'
-export { NON_INTERACTIVE_ENV, DEFAULT_SECRET_PATTERNS, buildEnvironment, looksSecret, type EnvironmentOptions } from './env.js'
+export {
+  NON_INTERACTIVE_ENV,
+  DEFAULT_SECRET_PATTERNS,
+  MARKER_VARIABLE,
+  CGROUP_VARIABLE,
+  BASH_ENV_NEXT_VARIABLE,
+  buildEnvironment,
+  looksSecret,
+  type EnvironmentOptions,
+} from './env.js'
 export {
   executorConfigShape,
   MAX_TIMER_MS,

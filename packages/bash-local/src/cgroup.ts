@@ -1,11 +1,9 @@
 import { spawnSync } from 'node:child_process'
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { CGROUP_VARIABLE } from '@deepseek-ai/dsh-bash-kit'
 import { signalEach } from './proc.js'
 import type { ProcessTracker } from './tracker.js'
-
-/** The variable that tells the command's shell which cgroup to join. */
-export const CGROUP_VARIABLE = 'DSH_BASH_CGROUP'
 
 /**
  * Finds this process's cgroup v2 directory: the cgroup2 mount (from mountinfo) joined with the

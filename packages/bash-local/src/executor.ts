@@ -3,8 +3,14 @@ import { rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Context } from 'cordis'
 import type { BashExecSpec } from '@deepseek-ai/dsh-bash'
-import { buildEnvironment, type LaunchedCommand, ProcessExecutor } from '@deepseek-ai/dsh-bash-kit'
-import { CGROUP_VARIABLE, CgroupManager } from './cgroup.js'
+import {
+  BASH_ENV_NEXT_VARIABLE as BASH_ENV_NEXT,
+  buildEnvironment,
+  CGROUP_VARIABLE,
+  type LaunchedCommand,
+  ProcessExecutor,
+} from '@deepseek-ai/dsh-bash-kit'
+import { CgroupManager } from './cgroup.js'
 import { findExecutable, type LocalExecutorConfig, type LocalExecutorConfigInput, parseLocalConfig } from './config.js'
 import { checkWorkdir, spawnPlan, writeScript } from './launch.js'
 import { MarkerTracker } from './marker.js'
@@ -17,9 +23,6 @@ import type { ContainmentKind, ProcessTracker } from './tracker.js'
  * script is handed to bash as a private file instead of `-c`.
  */
 export const MAX_ARGUMENT_BYTES = 128 * 1024 - 1
-
-/** Carries a trusted caller's BASH_ENV past the cgroup prelude, which sources it after joining. */
-const BASH_ENV_NEXT = 'DSH_BASH_ENV_NEXT'
 
 /** What to execute for one command. */
 export interface CommandLine {

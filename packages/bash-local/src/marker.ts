@@ -1,7 +1,6 @@
+import { MARKER_VARIABLE } from '@deepseek-ai/dsh-bash-kit'
 import { pidsInGroup, pidsWithEnv, signalEach } from './proc.js'
 import type { ProcessTracker } from './tracker.js'
-
-export const MARKER_VARIABLE = 'DSH_BASH_TASK'
 
 /**
  * The environment-marker fallback: descendants inherit `DSH_BASH_TASK=<unique>`, so escapees that

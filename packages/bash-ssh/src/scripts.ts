@@ -4,13 +4,10 @@
  * is always `exec <bash> --noprofile --norc -c '<script>' <name> '<arg>'…`, so that the login shell
  * is replaced at once and sshd's exit status is the command's own.
  */
-import { NON_INTERACTIVE_ENV } from '@deepseek-ai/dsh-bash-kit'
+import { CGROUP_VARIABLE, MARKER_VARIABLE, NON_INTERACTIVE_ENV } from '@deepseek-ai/dsh-bash-kit'
 
 /** The first stdout line of every command, stripped before output is collected. */
 export const HEADER_PREFIX = '@dsh-bash-ssh '
-
-/** The variable holding the per-command marker, inherited by every descendant (as in bash-local). */
-export const MARKER_VARIABLE = 'DSH_BASH_TASK'
 
 /** The kernel's limit for one argument (MAX_ARG_STRLEN, with its NUL): sshd's `$SHELL -c <text>` is one argument. */
 export const MAX_EXEC_TEXT_BYTES = 128 * 1024 - 1
@@ -67,7 +64,7 @@ export function wrapperScript(options: WrapperOptions): string {
     const cases = patterns.map((p) => `*${shellQuote(p.toUpperCase())}*`).join('|')
     lines.push(`for __n in $(compgen -e); do case "\${__n^^}" in ${cases}) unset "$__n" 2>/dev/null;; esac; done; unset __n`)
   }
-  lines.push(`unset BASH_ENV ENV DSH_BASH_CGROUP ${MARKER_VARIABLE}`)
+  lines.push(`unset BASH_ENV ENV ${CGROUP_VARIABLE} ${MARKER_VARIABLE}`)
   const env: Record<string, string> = { ...NON_INTERACTIVE_ENV, ...(options.env ?? {}) }
   for (const [name, value] of Object.entries(env)) {
     if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new Error(`invalid env: bad variable name ${JSON.stringify(name)}`)
