@@ -80,6 +80,11 @@ function describeType(expected: string): string {
   return /^[aeiou]/.test(expected) ? `an ${expected}` : `a ${expected}`
 }
 
+/** Throws `invalid env: bad variable name "<name>"` unless `name` is a shell variable name. */
+export function assertEnvName(name: string): void {
+  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new Error(`invalid env: bad variable name ${JSON.stringify(name)}`)
+}
+
 /**
  * The shared `resolve` logic: absolute workdir, effective timeout, owner and sandbox mode keys.
  * Throws for invalid requests with messages naming the field.
@@ -105,7 +110,7 @@ export function resolveRequest(
   const workdir = request.workdir === undefined || request.workdir === '' ? base : isAbsolute(request.workdir) ? resolvePath(request.workdir) : resolvePath(base, request.workdir)
   if (request.env !== undefined) {
     for (const [name, value] of Object.entries(request.env)) {
-      if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new Error(`invalid env: bad variable name ${JSON.stringify(name)}`)
+      assertEnvName(name)
       if (typeof value !== 'string') throw new Error(`invalid env: ${name} must be a string`)
     }
   }

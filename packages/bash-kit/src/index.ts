@@ -10,6 +10,7 @@ export {
   type EnvironmentOptions,
 } from './env.js'
 export {
+  assertEnvName,
   executorConfigShape,
   MAX_TIMER_MS,
   executorConfigSchema,

@@ -4,7 +4,7 @@
  * is always `exec <bash> --noprofile --norc -c '<script>' <name> '<arg>'…`, so that the login shell
  * is replaced at once and sshd's exit status is the command's own.
  */
-import { CGROUP_VARIABLE, MARKER_VARIABLE, NON_INTERACTIVE_ENV } from '@deepseek-ai/dsh-bash-kit'
+import { assertEnvName, CGROUP_VARIABLE, MARKER_VARIABLE, NON_INTERACTIVE_ENV } from '@deepseek-ai/dsh-bash-kit'
 
 /** The first stdout line of every command, stripped before output is collected. */
 export const HEADER_PREFIX = '@dsh-bash-ssh '
@@ -67,7 +67,7 @@ export function wrapperScript(options: WrapperOptions): string {
   lines.push(`unset BASH_ENV ENV ${CGROUP_VARIABLE} ${MARKER_VARIABLE}`)
   const env: Record<string, string> = { ...NON_INTERACTIVE_ENV, ...(options.env ?? {}) }
   for (const [name, value] of Object.entries(env)) {
-    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new Error(`invalid env: bad variable name ${JSON.stringify(name)}`)
+    assertEnvName(name)
     lines.push(`export ${name}=${shellQuote(value)}`)
   }
   lines.push(
