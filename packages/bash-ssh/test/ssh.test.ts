@@ -250,10 +250,21 @@ describe.skipIf(skip !== undefined)('against real sshd servers', () => {
         const done: string[] = []
         bash.onTaskDone((t) => done.push(t.id))
         const task = bash.start(bash.resolve({ command: `echo begun; sleep 1000.${m}` }))
-        const call = run(bash, `sleep 1000.${m}`, { timeoutMs: 600_000 }).then(
+        let runOutput = ''
+        const call = run(bash, `echo started; sleep 1000.${m}`, {
+          timeoutMs: 600_000,
+          onOutput: (_stream: string, text: string) => (runOutput += text),
+        }).then(
           () => undefined,
           (e: Error) => e,
         )
+        // Both commands are known to have started on this side (their output arrived after the
+        // wrapper's header), so the loss comes after the start, not during it.
+        let taskOutput = ''
+        await vi.waitFor(() => {
+          taskOutput += bash.readOutput(task.id).delta
+          expect([taskOutput, runOutput]).toEqual(['begun\n', 'started\n'])
+        }, WAIT)
         await vi.waitFor(() => expect(userProcesses(TEST_USER, `sleep 1000.${m}`).length).toBe(2), WAIT)
         await c.kill()
         const error = await call
@@ -262,7 +273,8 @@ describe.skipIf(skip !== undefined)('against real sshd servers', () => {
         expect(task.status).toBe('killed')
         expect(task.reason).toBe(`connection to ${TEST_USER}@127.0.0.1:${c.port} lost`)
         expect(done).toEqual([task.id])
-        expect(bash.readOutput(task.id).delta).toBe('begun\n')
+        expect(taskOutput).toBe('begun\n')
+        expect(bash.readOutput(task.id).delta).toBe('')
         // The commands outlived their connection on the server; once it is back, the executor
         // reconnects and kills them.
         await c.restart()
