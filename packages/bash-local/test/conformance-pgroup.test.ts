@@ -6,7 +6,7 @@ const dir = scratchDir()
 afterAll(() => dir.remove())
 
 // Process group only: a process that leaves the group (setsid, a double fork into a new session) is
-// not followed, so the escapee tests are skipped. This is the documented limit of the last fallback.
+// not followed, so the suite does not define its escapee tests here; local.test.ts shows the limit itself.
 defineBashExecutorConformance('local executor (pgroup)', {
   create: localFactory('pgroup'),
   countProcesses,
