@@ -29,7 +29,7 @@ const SPECIAL_VARIABLES = new Set([
   'COMP_WORDS', 'COMPREPLY', 'COPROC', 'DIRSTACK', 'EPOCHREALTIME', 'EPOCHSECONDS', 'EUID', 'FUNCNAME', 'GROUPS',
   'HISTCMD', 'HOSTTYPE', 'LINENO', 'MACHTYPE', 'MAPFILE', 'OLDPWD', 'OPTARG', 'OPTIND', 'OSTYPE', 'PIPESTATUS',
   'PPID', 'RANDOM', 'READLINE_ARGUMENT', 'READLINE_LINE', 'READLINE_MARK', 'READLINE_POINT', 'REPLY', 'SECONDS',
-  'SHELLOPTS', 'SHLVL', 'SRANDOM', 'UID', 'IFS', 'PS1', 'PS2', 'PS3', 'PS4', 'PROMPT_COMMAND', 'POSIXLY_CORRECT',
+  'SHELLOPTS', 'SHLVL', 'SRANDOM', 'UID', '_', 'IFS', 'PS1', 'PS2', 'PS3', 'PS4', 'PROMPT_COMMAND', 'POSIXLY_CORRECT',
 ])
 
 export function isOrdinaryVariable(name: string): boolean {
@@ -39,7 +39,7 @@ export function isOrdinaryVariable(name: string): boolean {
 /** Unquoted text of a word: anything but blanks, metacharacters, quotes and `$`; `\x` escapes x. */
 const UNQUOTED = /^(?:\\[^\n]|[^\s|&;<>()$`\\"'\x00-\x1f\x7f])+$/
 /** A command name: plain characters only (no globs, braces, tilde or escapes). */
-const COMMAND_NAME = /^[A-Za-z0-9_.\/+@%:,-]+$/
+const COMMAND_NAME = /^[A-Za-z0-9_.\/+@:,-]+$/
 const SINGLE_QUOTED = /^'[^']*'$/
 const ANSI_C = /^\$'(?:\\[\s\S]|[^\\'])*'$/
 /** A double-quoted string whose only expansions are `$NAME` and `${NAME}`; a `$` before a blank or the end is text. */
@@ -47,7 +47,8 @@ const DOUBLE_QUOTED = /^"(?:\\[\s\S]|\$[A-Za-z_][A-Za-z0-9_]*|\$\{[A-Za-z_][A-Za
 const SIMPLE_EXPANSION = /^\$([A-Za-z_][A-Za-z0-9_]*)$/
 const BRACED_EXPANSION = /^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$/
 const HEREDOC_DELIMITER = /^(?:'([A-Za-z0-9_.-]+)'|"([A-Za-z0-9_.-]+)"|\\([A-Za-z0-9_.-]+))$/
-const CONTROL = /[\x00-\x08\x0b-\x1f\x7f]/
+/** Control characters and blanks outside ASCII: the grammar and bash need not split words alike there. */
+const CONTROL = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u00a0\u1680\u2000-\u200b\u2028\u2029\u202f\u205f\u3000\ufeff]/
 
 const WORD_PARTS = new Set(['arithmetic_expansion', 'word', 'raw_string', 'ansi_c_string', 'string', 'simple_expansion', 'expansion', 'number', 'concatenation', 'brace_expression'])
 
@@ -56,7 +57,7 @@ const WORD_PARTS = new Set(['arithmetic_expansion', 'word', 'raw_string', 'ansi_
  * line continuations removed before parsing (then a heredoc's place in the text is not provable).
  */
 export function checkSubset(root: SyntaxNode, src: string, joined: boolean): void {
-  if (CONTROL.test(src)) outside('a control character')
+  if (CONTROL.test(src)) outside('a control character or a non-ASCII blank')
   checkComments(root, src)
   new SubsetWalker(src, joined).statements(root)
 }

@@ -97,6 +97,9 @@ describe('the safe subset', () => {
     ["bash -c 'ls'", 'a script given as text'],
     ["eval 'ls'", 'outside'],
     ['echo a\rb', 'control character'],
+    ['echo a\u00a0b', 'non-ASCII blank'],
+    ['echo $_', 'the variable'],
+    ['%1', 'the command name'],
     ['FOO=1 ls', 'the assignment'],
     ['coproc ls', 'outside'],
   ])('asks for %j (%s)', async (line, why) => {
