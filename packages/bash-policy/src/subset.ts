@@ -128,11 +128,13 @@ class SubsetWalker {
 
   private redirected(node: SyntaxNode): void {
     const body = node.children[0]
-    if (!body || (body.type !== 'command' && body.type !== 'test_command') || body.start !== node.start) {
+    // tree-sitter-bash hangs a trailing redirection on the whole list or pipeline (`a && b >/dev/null`)
+    // where bash gives it to the last command. The subset's redirections are harmless on any command,
+    // so both readings are safe; on a compound command (`{ …; } >f`, `[[ ]] >f`) none is allowed.
+    if (!body || !['command', 'test_command', 'list', 'pipeline'].includes(body.type) || body.start !== node.start) {
       outside(`a redirection of ${body ? describe(body, this.text(body)) : 'nothing'}`)
     }
-    if (body.type === 'test_command') this.test(body)
-    else this.command(body)
+    this.statement(body)
     for (const child of node.children.slice(1)) this.redirect(child)
   }
 
