@@ -50,6 +50,8 @@ const HEREDOC_DELIMITER = /^(?:'([A-Za-z0-9_.-]+)'|"([A-Za-z0-9_.-]+)"|\\([A-Za-
 /** Control characters and blanks outside ASCII: the grammar and bash need not split words alike there. */
 const CONTROL = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u00a0\u1680\u2000-\u200b\u2028\u2029\u202f\u205f\u3000\ufeff]/
 
+const MULTIBYTE_BEFORE_SPECIAL = /[^\x00-\x7f][\\`|{}[\]~@^]/
+
 const WORD_PARTS = new Set(['arithmetic_expansion', 'word', 'raw_string', 'ansi_c_string', 'string', 'simple_expansion', 'expansion', 'number', 'concatenation', 'brace_expression'])
 
 /**
@@ -58,6 +60,9 @@ const WORD_PARTS = new Set(['arithmetic_expansion', 'word', 'raw_string', 'ansi_
  */
 export function checkSubset(root: SyntaxNode, src: string, joined: boolean): void {
   if (CONTROL.test(src)) outside('a control character or a non-ASCII blank')
+  // In GBK, BIG5 or Shift-JIS the last byte of a UTF-8 character and the next ASCII byte can be read
+  // as one character, swallowing a backslash, backtick or pipe that the grammar sees.
+  if (MULTIBYTE_BEFORE_SPECIAL.test(src)) outside('a non-ASCII character right before a shell character')
   checkComments(root, src)
   new SubsetWalker(src, joined).statements(root)
 }

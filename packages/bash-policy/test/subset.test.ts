@@ -35,6 +35,7 @@ describe('the safe subset', () => {
     'set -euo pipefail; ls',
     'echo a # $(touch x)',
     'ls \\\n  -la',
+    'grep "café" notes.txt',
   ])('allows %j', async (line) => {
     expect(await ask(line)).toBe('allow')
   })
@@ -100,6 +101,7 @@ describe('the safe subset', () => {
     ['echo a\u00a0b', 'non-ASCII blank'],
     ['echo $_', 'the variable'],
     ['%1', 'the command name'],
+    ['echo "é\\"; touch m; \\""', 'non-ASCII character right before'],
     ['FOO=1 ls', 'the assignment'],
     ['coproc ls', 'outside'],
   ])('asks for %j (%s)', async (line, why) => {
