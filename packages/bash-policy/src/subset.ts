@@ -298,7 +298,10 @@ class SubsetWalker {
     }
     if (found < 0) return outside(`the heredoc ${this.text(start)} has no end line`)
     const endLineStart = this.src.lastIndexOf('\n', end.start - 1) + 1
-    if (endLineStart !== found || this.text(end) !== word || (body && (body.start < bodyStart || body.end > end.start))) {
+    // The grammar may start the body after the first line's indentation; anything more (a quoted
+    // string that spans lines moves bash's body start further down) is refused.
+    const bodyBegins = body ? /^[ \t]*$/.test(this.src.slice(bodyStart, body.start)) && body.start >= bodyStart : true
+    if (endLineStart !== found || this.text(end) !== word || !bodyBegins || (body && body.end > end.start)) {
       outside(`the heredoc ${this.text(start)} ends elsewhere for bash than for the parser`)
     }
     for (const child of node.children) {
