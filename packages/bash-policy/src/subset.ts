@@ -64,6 +64,7 @@ export function checkSubset(root: SyntaxNode, src: string, joined: boolean): voi
   // as one character, swallowing a backslash, backtick or pipe that the grammar sees.
   if (MULTIBYTE_BEFORE_SPECIAL.test(src)) outside('a non-ASCII character right before a shell character')
   checkComments(root, src)
+  checkVariableRedirects(root, src)
   new SubsetWalker(src, joined).statements(root)
 }
 
@@ -73,6 +74,25 @@ export function checkSubset(root: SyntaxNode, src: string, joined: boolean): voi
  * is one command for the grammar and two for bash, found by the generator), so a comment is only
  * trusted after a newline or operator, or a blank with an even run of backslashes before it.
  */
+const REDIRECT_TYPES = new Set(['file_redirect', 'heredoc_redirect', 'herestring_redirect'])
+
+/**
+ * `{name}>file` makes bash open a new descriptor and assign its number to `name`, which may be an
+ * array element whose subscript is evaluated (`echo {a[x]}>/dev/null` runs what `$x` hides;
+ * `{BASH_CMDS[ls]}>/dev/null` changes what `ls` runs). tree-sitter-bash reads `{a[x]}` as an
+ * ordinary argument, so a redirection right after a word ending in `}` is outside the subset.
+ */
+function checkVariableRedirects(node: SyntaxNode, src: string): void {
+  const children = node.children
+  for (let i = 0; i < children.length; i++) {
+    const child = children[i]
+    if (REDIRECT_TYPES.has(child.type) && i > 0 && children[i - 1].end === child.start && src[child.start - 1] === '}') {
+      outside(`a redirection that assigns a descriptor to a variable: ${clipText(src.slice(children[i - 1].start, child.end))}`)
+    }
+    checkVariableRedirects(child, src)
+  }
+}
+
 function checkComments(node: SyntaxNode, src: string): void {
   if (node.type === 'comment') {
     const before = node.start - 1

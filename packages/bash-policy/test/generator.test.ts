@@ -48,7 +48,7 @@ const edgeWord = fc.constantFrom(
 const word = fc.oneof({ weight: 8, arbitrary: safeWord }, { weight: 1, arbitrary: edgeWord })
 
 const safeRedirect = fc.constantFrom(
-  '>/dev/null', '2>/dev/null', '2>&1', '>&2', '1>&2', '<a.txt', '< a.txt', '<notes.txt', "<<<'x'", '<<<"$x"', '>/dev/stderr', '&>/dev/null',
+  '{a[x]}>/dev/null', '{fd}>/dev/null', '{a[N]}<a.txt', '>/dev/null', '2>/dev/null', '2>&1', '>&2', '1>&2', '<a.txt', '< a.txt', '<notes.txt', "<<<'x'", '<<<"$x"', '>/dev/stderr', '&>/dev/null',
   '<m',
 )
 const edgeRedirect = fc.constantFrom(

@@ -208,6 +208,12 @@ add('places where tree-sitter-bash and bash disagree', false, [
   '[ "$x" > m ]', '[ x ] > m', 'echo "$ b" > m', '[ a \\> m ]', '[ a < m ]', '[ -n x ] >m',
 ])
 
+add('found by attacking the subset by hand', false, [
+  // `{name}>file` assigns a descriptor number to name, evaluating an array subscript.
+  'echo {a[x]}>/dev/null', 'ls {a[N]}>/dev/null', 'echo {BASH_CMDS[ls]}>/dev/null; ls', 'echo hi {a[b]}2>/dev/null',
+  'cat {a[x]}<a.txt', 'echo {a[x]}>&2', 'grep x {a[x]}<<<x', "cat {a[x]}<<'EOF'\nx\nEOF", 'echo {fd}>/dev/null',
+])
+
 /** Lines the generator (test/oracle.test.ts) found allowed and harmful; kept so they stay caught. */
 add('the generator caught these', false, [
   // seed 20261202: an escaped blank before `#` is a comment for tree-sitter-bash, a word for bash.

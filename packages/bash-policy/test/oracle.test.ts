@@ -28,6 +28,7 @@ const CANARIES = [
   "sed -n 'w m' a.txt",
   'test -v "$b"',
   'printf "$fmt" "$b" 1',
+  'echo {a[x]}>/dev/null',
 ]
 
 describe.skipIf(unavailable)('the differential oracle (real bash under strace in bwrap)', () => {

@@ -103,6 +103,8 @@ describe('the safe subset', () => {
     ['%1', 'the command name'],
     ['echo "é\\"; touch m; \\""', 'non-ASCII character right before'],
     ['FOO=1 ls', 'the assignment'],
+    ['echo {a[x]}>/dev/null', 'assigns a descriptor'],
+    ['echo {BASH_CMDS[ls]}>/dev/null; ls', 'assigns a descriptor'],
     ['coproc ls', 'outside'],
   ])('asks for %j (%s)', async (line, why) => {
     // Under a policy that allows every command, only the subset (or an uncertainty) can ask.
