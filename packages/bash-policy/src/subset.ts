@@ -417,7 +417,8 @@ export function checkCommandName(words: readonly Word[]): void {
     case 'test':
     case '[': {
       const operands = name === '[' && args[args.length - 1]?.text === ']' ? args.slice(0, -1) : args
-      if (operands.some((word) => word.glob || (!word.literal && !/^"/.test(word.source)))) {
+      // A computed operand must be one double-quoted string: unquoted, it could split into operators.
+      if (operands.some((word) => word.glob || (!word.literal && !DOUBLE_QUOTED.test(word.source)))) {
         outside(`an unquoted expansion or pattern in ${name}`)
       }
       return checkTestArgs(operands.map((word) => ({ text: word.text, literal: word.literal })), name)

@@ -55,6 +55,7 @@ describe('the safe subset', () => {
     ['[ ! "$a" "$b" ]', 'outside'],
     ['test ! "$a" "$b"', 'could read an operator'],
     ['test $op "$x"', 'unquoted expansion'],
+    ['test "$a"$b', 'unquoted expansion'],
     ['printf "$fmt" x', 'computed format'],
     // shell state
     ['BASH_CMDS[ls]=/usr/bin/touch; ls /tmp/m', 'assignment'],
