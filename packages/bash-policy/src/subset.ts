@@ -278,6 +278,8 @@ class SubsetWalker {
       const path = target.replace(/^['"]|['"]$/g, '')
       // bash opens sockets for these names itself; a glob or brace could not spell them (none allowed).
       if (/^\/dev\/(tcp|udp)\//.test(path) || path.includes('/dev/tcp/') || path.includes('/dev/udp/')) outside(`the socket ${text}`)
+      // Opening some devices does something even for reading (a watchdog arms itself): only these.
+      if (/^\/dev\//.test(path) && !/^\/dev\/(null|zero|u?random|stdin|fd\/[0-9]+)$/.test(path)) outside(`the device ${text}`)
       return
     }
     return outside(`the redirection ${text}`)
