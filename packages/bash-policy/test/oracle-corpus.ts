@@ -210,7 +210,7 @@ add('places where tree-sitter-bash and bash disagree', false, [
 
 add('found by attacking the subset by hand', false, [
   // `{name}>file` assigns a descriptor number to name, evaluating an array subscript.
-  'echo {a[x]}>/dev/null', 'ls {a[N]}>/dev/null', 'echo {BASH_CMDS[ls]}>/dev/null; ls', 'echo hi {a[b]}2>/dev/null',
+  'echo {a[x]}>/dev/null', 'ls {a[N]}>/dev/null', 'echo {BASH_CMDS[ls]}>/dev/null; ls', 'echo hi {a[b]}>/dev/null 2>&1',
   'cat {a[x]}<a.txt', 'echo {a[x]}>&2', 'grep x {a[x]}<<<x', "cat {a[x]}<<'EOF'\nx\nEOF", 'echo {fd}>/dev/null',
   // xargs sets the slot variable in the command's environment: PATH=0 runs ./0/ls.
   'mkdir -p 0 && cp evilbin/ls 0/ls; ls | xargs --process-slot-var=PATH ls', 'xargs --process-slot-var=PATH -a a.txt ls',

@@ -41,8 +41,12 @@ export function oracleUnavailable(): string | undefined {
   for (const tool of ['bwrap', 'strace']) {
     if (spawnSync('sh', ['-c', `command -v ${tool}`]).status !== 0) return `${tool} is not installed`
   }
-  const probe = spawnSync('bwrap', ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--unshare-net', 'strace', '-f', '-qq', '-o', '/dev/null', 'true'], { timeout: 10_000 })
-  if (probe.status !== 0) return `bwrap with strace does not run here: ${String(probe.stderr).trim().slice(0, 200)}`
+  const probe = spawnSync(
+    'bwrap',
+    ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--unshare-user', '--cap-drop', 'ALL', '--unshare-net', 'strace', '-f', '-qq', '-o', '/dev/null', 'grep', '-qE', '^CapBnd:[[:space:]]+0+$', '/proc/self/status'],
+    { timeout: 10_000 },
+  )
+  if (probe.status !== 0) return `bwrap (user namespace, no capabilities) with strace does not run here: ${String(probe.stderr).trim().slice(0, 200) || `exit ${probe.status}`}`
   return undefined
 }
 
@@ -113,7 +117,10 @@ function runBatch(tpl: string, out: string, lineTimeout: number, count: number):
   const args = [
     '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp',
     '--ro-bind', tpl, '/tmp/tpl', '--bind', out, '/tmp/out',
-    '--unshare-net', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--die-with-parent', '--new-session', '--chdir', '/tmp',
+    // No capabilities at all, in a user namespace of its own: an attack line run as root must not
+    // reach the host (the first full run executed `date -s` and set the machine's clock).
+    '--unshare-user', '--cap-drop', 'ALL',
+    '--unshare-net', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try', '--die-with-parent', '--new-session', '--chdir', '/tmp',
     'strace', '-f', '-qq', '-s', '65536', '-e', `trace=${SYSCALLS.join(',')}`, '-e', 'signal=none', '-o', '/tmp/out/trace',
     'env', '-i', ...env.map(([key, value]) => `${key}=${value}`), '/usr/bin/bash', '--noprofile', '--norc', '/tmp/out/driver.sh',
   ]
