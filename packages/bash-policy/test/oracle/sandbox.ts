@@ -15,6 +15,9 @@ const SYSCALLS = [
   'execve', 'execveat', 'open', 'openat', 'openat2', 'creat', 'rename', 'renameat', 'renameat2', 'unlink', 'unlinkat',
   'rmdir', 'mkdir', 'mkdirat', 'link', 'linkat', 'symlink', 'symlinkat', 'truncate', 'chmod', 'fchmodat', 'chown',
   'fchownat', 'lchown', 'mknod', 'mknodat', 'utimensat', 'utimes', 'connect', 'clone', 'clone3', 'fork', 'vfork',
+  // Changes to the machine rather than to files (they fail in the sandbox, but the attempt counts).
+  'clock_settime', 'settimeofday', 'clock_adjtime', 'adjtimex', 'sethostname', 'setdomainname', 'mount', 'umount2', 'reboot',
+  'swapon', 'swapoff', 'init_module', 'finit_module', 'delete_module', 'kexec_load',
 ]
 
 /**

@@ -4,7 +4,7 @@ export interface LineTrace {
   started: boolean
   /** Programs executed successfully after the line's bash started (not that bash itself). */
   execs: { path: string; argv: string[] }[]
-  /** Calls that write, create, remove or change a file, as `call path` (attempts count, failed or not). */
+  /** Calls that write, create, remove or change a file, as `call path`, or change the machine (clock, mounts…); attempts count, failed or not. */
   writes: string[]
   /** connect() calls to anything but a Unix socket. */
   connects: string[]
@@ -20,6 +20,10 @@ const WRITE_FLAGS = /O_WRONLY|O_RDWR|O_CREAT|O_TRUNC|O_APPEND|O_TMPFILE/
 const CHANGES = new Set([
   'creat', 'rename', 'renameat', 'renameat2', 'unlink', 'unlinkat', 'rmdir', 'mkdir', 'mkdirat', 'link', 'linkat', 'symlink',
   'symlinkat', 'truncate', 'chmod', 'fchmodat', 'chown', 'fchownat', 'lchown', 'mknod', 'mknodat', 'utimensat', 'utimes',
+])
+const SYSTEM = new Set([
+  'clock_settime', 'settimeofday', 'clock_adjtime', 'adjtimex', 'sethostname', 'setdomainname', 'mount', 'umount2', 'reboot',
+  'swapon', 'swapoff', 'init_module', 'finit_module', 'delete_module', 'kexec_load',
 ])
 /** Writing here changes nothing: the bit bucket, the terminal, the standard streams. */
 const HARMLESS_WRITE = /^(\/dev\/(null|tty|stdout|stderr|fd\/\d+)|\/proc\/self\/fd\/\d+)$/
@@ -82,6 +86,8 @@ export function parseTrace(text: string, count: number): LineTrace[] {
     } else if (CHANGES.has(event.call)) {
       const path = quotedStrings(event.args)[0] ?? '(fd)'
       if (!HARMLESS_WRITE.test(path)) trace.writes.push(`${event.call} ${path}`)
+    } else if (SYSTEM.has(event.call)) {
+      trace.writes.push(`${event.call}(${event.args.slice(0, 100)})`)
     } else if (event.call === 'connect' && !/sa_family=AF_UNIX/.test(event.args)) {
       trace.connects.push(event.args.slice(0, 200))
     }
