@@ -116,8 +116,26 @@ class SubsetWalker {
     return this.src.slice(node.start, node.end)
   }
 
+  /**
+   * Bash ends a command, a redirection or an operator's left side at an unescaped newline; the
+   * grammar sometimes does not (`a | b | c $x` + newline + `bash <<'EOF'` made `bash` an argument of
+   * `c`, found by the generator). Between the parts of such a node only blanks are allowed.
+   */
+  private blankGaps(node: SyntaxNode, from = 0, to = node.children.length): void {
+    let pos = from === 0 ? node.start : node.children[from - 1].end
+    for (let i = from; i < to; i++) {
+      const child = node.children[i]
+      if (!/^[ \t]*$/.test(this.src.slice(pos, child.start))) outside(`a line break inside ${clipText(this.text(node))}`)
+      pos = child.end
+    }
+  }
+
   /** `program` and `list`: statements joined by `;`, newline, `&&`, `||`. */
   statements(node: SyntaxNode): void {
+    node.children.forEach((child, i) => {
+      // `a` newline `&& b` is a syntax error for bash after it ran `a`; only blanks before an operator.
+      if (!child.named && (child.type === '&&' || child.type === '||') && i > 0) this.blankGaps(node, i, i + 1)
+    })
     for (const child of node.children) {
       if (!child.named) {
         if (child.type === '&') outside('a command run in the background (&)')
@@ -135,6 +153,9 @@ class SubsetWalker {
       case 'list':
         return this.statements(node)
       case 'pipeline':
+        node.children.forEach((child, i) => {
+          if (!child.named && i > 0) this.blankGaps(node, i, i + 1)
+        })
         for (const child of node.children) {
           if (child.named) this.statement(child)
           else if (child.type !== '|') outside(`the pipe ${JSON.stringify(child.type)}`)
@@ -160,10 +181,13 @@ class SubsetWalker {
       outside(`a redirection of ${body ? describe(body, this.text(body)) : 'nothing'}`)
     }
     this.statement(body)
+    // Redirections follow on the same line (a heredoc's own body is checked by heredoc()).
+    this.blankGaps(node, 1)
     for (const child of node.children.slice(1)) this.redirect(child)
   }
 
   private command(node: SyntaxNode): void {
+    this.blankGaps(node)
     for (const child of node.children) {
       switch (child.type) {
         case 'command_name': {
@@ -365,6 +389,7 @@ class SubsetWalker {
         } else outside(describe(child, this.text(child)))
       }
     }
+    if (text.includes('\n')) outside(`a line break inside ${clipText(text)}`)
     flatten(node)
     checkTestArgs(args, text)
   }

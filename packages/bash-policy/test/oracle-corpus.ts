@@ -218,6 +218,11 @@ add('found by attacking the subset by hand', false, [
 
 /** Lines the generator (test/oracle.test.ts) found allowed and harmful; kept so they stay caught. */
 add('the generator caught these', false, [
+  // seed 7: after a pipeline, tree-sitter-bash continued the last command across the newline, so
+  // `bash` became an argument of `diff` and its heredoc data; bash ran it as a script.
+  "test >/dev/stderr | echo $((1+1)) | diff $f -o $x\nbash <<-'EOF'\n$(touch m)\nEOF",
+  "ls | diff a.txt a.txt\nbash <<'EOF'\ntouch m\nEOF", "echo $((1+1)) | wc -l\nsh <<'EOF'\ntouch m\nEOF",
+  "ls | grep x | diff a.txt -\nbash <<-'EOF'\n\ttouch m\n\tEOF",
   // seed 20261202: an escaped blank before `#` is a comment for tree-sitter-bash, a word for bash.
   'git status \\ #x <(touch m) -eq | rm "$f" $((x)) -name a[x] &>/dev/null\ngrep x <<\\EOF\n${x:-$(touch m)}\nEOF',
   'echo a\\ #x; touch m', 'ls \\ #x <(touch m)', 'echo \\ # | touch m', "echo a\\\t#x; touch m", 'echo \\\\\\ #x; touch m',

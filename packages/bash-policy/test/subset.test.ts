@@ -104,6 +104,7 @@ describe('the safe subset', () => {
     ['%1', 'the command name'],
     ['echo "é\\"; touch m; \\""', 'non-ASCII character right before'],
     ['FOO=1 ls', 'the assignment'],
+    ["ls | echo $((1+1)) | cat $x\nbash <<'EOF'\ntouch m\nEOF", 'outside'],
     ['echo {a[x]}>/dev/null', 'assigns a descriptor'],
     ['echo {BASH_CMDS[ls]}>/dev/null; ls', 'assigns a descriptor'],
     ['coproc ls', 'outside'],
