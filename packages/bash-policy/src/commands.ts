@@ -19,7 +19,8 @@ export interface Inspection {
 type Inspector = (words: Word[], out: Inspection) => void
 
 function computed(name: string, words: readonly Word[], out: Inspection): void {
-  const word = words.slice(1).find((w) => !w.literal)
+  // A glob is computed too: `find *` in a directory holding a file named `-delete` deletes.
+  const word = words.slice(1).find((w) => !w.literal || w.glob)
   if (word) out.flags.push(`${name} argument ${word.source} is computed at run time and could be an option`)
 }
 
@@ -262,7 +263,20 @@ function shortOrLong(name: string, short: RegExp, long: Record<string, string>, 
   }
 }
 
+/** `uniq INPUT OUTPUT` writes its second operand. */
+const uniq: Inspector = (words, out) => {
+  computed('uniq', words, out)
+  let operands = 0
+  let options = true
+  for (const word of words.slice(1)) {
+    if (options && word.text === '--') options = false
+    else if (!options || !word.text.startsWith('-') || word.text === '-') operands++
+  }
+  if (operands >= 2) out.flags.push('uniq writes to its second operand')
+}
+
 const INSPECTORS: ReadonlyMap<string, Inspector> = new Map<string, Inspector>([
+  ['uniq', uniq],
   ['find', find],
   ['gfind', find],
   ['git', git],

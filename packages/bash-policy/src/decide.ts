@@ -57,6 +57,7 @@ export const messages = {
   askRedirect: (target: string, command: string) => `command needs approval (output redirected to ${target}): ${command}`,
   askFlag: (why: string, command: string) => `command needs approval (${why}): ${command}`,
   uncertain: (why: string) => `command needs approval (could not be parsed with certainty: ${why})`,
+  outside: (why: string) => `command needs approval (outside the safe subset: ${why})`,
 }
 
 /**
@@ -80,15 +81,24 @@ export async function decide(policy: Policy, command: string): Promise<Decision>
   return decideParsed(policy, extract(parser, command, policy.maxCommands))
 }
 
+/**
+ * Deny wins; then the first ask in reading order; then, if anything is outside the safe subset,
+ * ask for that — whatever `default` says, because only the subset is proven harmless.
+ */
 function decideParsed(policy: Policy, findings: Finding[]): Decision {
   const rules = compile(policy)
   let ask: Decision | undefined
+  let outside: Decision | undefined
   for (const finding of findings) {
+    if (finding.kind === 'outside') {
+      outside ??= { kind: 'ask', reason: messages.outside(finding.why) }
+      continue
+    }
     const decision = judge(policy, rules, finding)
     if (decision.kind === 'deny') return decision
     if (decision.kind === 'ask') ask ??= decision
   }
-  return ask ?? { kind: 'allow' }
+  return ask ?? outside ?? { kind: 'allow' }
 }
 
 function firstMatch(list: RuleList, finding: CommandFinding, mode: 'allow' | 'restrict'): { result: MatchResult; rule?: string } {
@@ -101,7 +111,7 @@ function firstMatch(list: RuleList, finding: CommandFinding, mode: 'allow' | 're
   return maybe === undefined ? { result: 'no' } : { result: 'maybe', rule: maybe }
 }
 
-function judge(policy: Policy, rules: Compiled, finding: Finding): Decision {
+function judge(policy: Policy, rules: Compiled, finding: Exclude<Finding, { kind: 'outside' }>): Decision {
   if (finding.kind === 'uncertain') return { kind: 'ask', reason: messages.uncertain(finding.why) }
   const command = finding.display
   if (finding.kind === 'flag') return { kind: 'ask', reason: messages.askFlag(finding.why, command), command }

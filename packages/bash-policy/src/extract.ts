@@ -5,6 +5,7 @@ import { ParseTimeout, parseScript, type SyntaxNode } from './parser.js'
 import { Uncertain, wordsOf, type Word } from './unquote.js'
 import { REDIRECTS, heredocText, operatorOf, outputTargets } from './redirects.js'
 import { WRAPPERS, type Stdin } from './wrappers.js'
+import { Outside, checkCommandName, checkSubset } from './subset.js'
 
 /** A simple command found in the line, after wrappers were seen through. */
 export interface CommandFinding {
@@ -34,15 +35,22 @@ export interface FlagFinding {
   display: string
 }
 
-export type Finding = CommandFinding | UncertainFinding | FlagFinding
+/**
+ * Something outside the safe subset (see subset.ts): the line can be at most `ask`. It never
+ * means the line is dangerous, only that the policy does not prove it harmless.
+ */
+export interface OutsideFinding {
+  kind: 'outside'
+  why: string
+}
+
+export type Finding = CommandFinding | UncertainFinding | FlagFinding | OutsideFinding
 
 /** Scripts inside scripts (`bash -c "eval '…'"`) deeper than this are not read. */
 export const MAX_NESTING = 8
 
 /** All parsing for one line must finish within this time; hostile input can be slow to recover. */
 export const PARSE_BUDGET_MS = 1000
-
-const LITERAL_TEXT = new Set(['raw_string', 'ansi_c_string', 'string_content', 'word', 'heredoc_content'])
 
 interface Scope {
   src: string
@@ -71,17 +79,12 @@ export function extract(parser: Parser, text: string, maxCommands: number): Find
     else throw error
   }
   if (extractor.count > maxCommands) extractor.uncertain(`more than ${maxCommands} commands`)
-  if (extractor.arithmetic && extractor.hiddenSubstitution) {
-    extractor.uncertain('a quoted string holds a command substitution that arithmetic evaluation could run')
-  }
   return extractor.findings
 }
 
 class Extractor {
   readonly findings: Finding[] = []
   count = 0
-  arithmetic = false
-  hiddenSubstitution = false
 
   constructor(
     private readonly parser: Parser,
@@ -94,12 +97,31 @@ class Extractor {
     }
   }
 
+  /** Records the first reason per line that it is outside the safe subset. */
+  outside(why: string): void {
+    if (!this.findings.some((finding) => finding.kind === 'outside')) this.findings.push({ kind: 'outside', why })
+  }
+
   script(text: string, depth: number, redirects: string[]): void {
     if (depth > MAX_NESTING) return this.uncertain(`scripts are nested more than ${MAX_NESTING} levels deep`)
     const src = this.joinContinuations(text)
     const { root, hasError } = parseScript(this.parser, src, this.deadline)
     if (hasError) this.uncertain(syntaxError(root, src))
+    // A script given as text (`bash -c`, `eval`, `watch`, a shell's heredoc) is parsed again by a
+    // shell whose options and parser the policy does not control: its commands are still found for
+    // deny, but the line is never allowed.
+    if (depth > 0) this.outside('a script given as text (bash -c, eval, …)')
+    else this.subset(() => checkSubset(root, src, src !== text))
     this.walk(root, { src, depth, redirects })
+  }
+
+  private subset(check: () => void): void {
+    try {
+      check()
+    } catch (error) {
+      if (!(error instanceof Outside)) throw error
+      this.outside(error.message)
+    }
   }
 
   /**
@@ -157,30 +179,11 @@ class Extractor {
         return this.walkRedirect(node, scope)
       case 'comment':
         return
-      case 'arithmetic_expansion':
-      case 'c_style_for_statement':
-      case 'subscript':
-        this.arithmetic = true
-        break
-      case 'compound_statement':
-        if (node.children[0]?.type === '((') this.arithmetic = true
-        break
-      case 'test_command':
-        if (/-(eq|ne|lt|le|gt|ge|v)\b/.test(scope.src.slice(node.start, node.end))) this.arithmetic = true
-        break
       case 'expansion':
         if (/@P\}$/.test(scope.src.slice(node.start, node.end))) {
           this.uncertain(`prompt expansion ${scope.src.slice(node.start, node.end)} can run commands`)
         }
         break
-    }
-    if (LITERAL_TEXT.has(node.type)) {
-      const text = scope.src.slice(node.start, node.end)
-      if (text.includes('$(') || text.includes('`')) {
-        this.hiddenSubstitution = true
-        // `printf -v 'a[$(cmd)]'`, `test -v 'a[$(cmd)]'`, `unset 'a[…]'`: bash evaluates subscripts.
-        if (/\[[^\]]*(\$\(|`)/.test(text)) this.uncertain('a quoted array subscript holds a command substitution that bash may run')
-      }
     }
     this.walkChildren(node, scope)
   }
@@ -328,7 +331,6 @@ class Extractor {
       this.count++
       return this.uncertain(error.message)
     }
-    if (keyword && words.some((word, i) => i > 0 && word.literal && /^-[a-zA-Z]*i/.test(word.text))) this.arithmetic = true
     stdin ??= this.stdinOf(redirects, src)
     this.resolve(words, { display: clip(src.slice(span.start, span.end)), redirects: targets, flags, stdin, depth: scope.depth })
   }
@@ -352,7 +354,7 @@ class Extractor {
     }
     const pathQualified = name.text.includes('/')
     const base = pathQualified ? name.text.slice(name.text.lastIndexOf('/') + 1) : name.text
-    if (base === 'let') this.arithmetic = true
+    this.subset(() => checkCommandName(words))
     const wrapper = WRAPPERS.get(base)
     const unwrapped = wrapper?.unwrap(words, info.stdin)
     if (wrapper && unwrapped && unwrapped.kind !== 'plain') {

@@ -133,12 +133,15 @@ const xargs: Wrapper = {
       if (option.name === 'I') replace = option.value?.text
       if (option.name === 'i' || option.name === 'replace') replace = option.value?.text ?? '{}'
     }
+    // `--process-slot-var=NAME` sets NAME in the command's environment (PATH=0 makes `./0/ls` run).
+    const slotVariables = scan.options.filter((option) => option.name === 'process-slot-var').map((option) => (option.value?.literal ? option.value.text : 'PATH'))
     const command = words.slice(scan.end)
     if (!command.length) command.push(literalWord('echo'))
     // The input becomes arguments: in place of the replace string, or appended.
     const input = dynamicWord('…')
-    if (replace === undefined) return { kind: 'argv', words: [...command, input] }
-    return { kind: 'argv', words: command.map((word) => (word.literal && replace && word.text.includes(replace) ? dynamicWord(word.source) : word)) }
+    const assignments = slotVariables.length ? slotVariables : undefined
+    if (replace === undefined) return { kind: 'argv', words: [...command, input], assignments }
+    return { kind: 'argv', words: command.map((word) => (word.literal && replace && word.text.includes(replace) ? dynamicWord(word.source) : word)), assignments }
   },
 }
 

@@ -47,19 +47,20 @@ family('allowed as written', [
   ['ls nope 2>/dev/null || echo missing', 'allow'],
   ['echo err >&2', 'allow'],
   ['ls &>/dev/null', 'allow'],
-  ['cat <<EOF\nhello $USER\nEOF', 'allow'],
+  ['cat <<EOF\nhello $USER\nEOF', 'ask', 'outside the safe subset'],
   ["cat <<'EOF'\n$(rm -rf /)\nEOF", 'allow'],
-  ['if [ -f x ]; then cat x; else echo none; fi', 'allow'],
-  ['for f in *.ts; do wc -l "$f"; done', 'allow'],
-  ['while read line; do echo "$line"; done < input.txt', 'allow'],
-  ['[[ -n "$x" ]] && echo yes', 'allow'],
-  ['(( 1 + 2 )) && echo ok', 'allow'],
+  ['if [ -f x ]; then cat x; else echo none; fi', 'ask', 'outside the safe subset'],
+  ['for f in *.ts; do wc -l "$f"; done', 'ask', 'outside the safe subset'],
+  ['while read line; do echo "$line"; done < input.txt', 'ask', 'outside the safe subset'],
+  ['[[ -n "$x" ]] && echo yes', 'ask', 'outside the safe subset'],
+  ['(( 1 + 2 )) && echo ok', 'ask', 'outside the safe subset'],
   ['echo $((1 + 2))', 'allow'],
-  ['case "$1" in a) echo a;; *) echo other;; esac', 'allow'],
+  ['echo $((x + 2))', 'ask', 'outside the safe subset'],
+  ['case "$1" in a) echo a;; *) echo other;; esac', 'ask', 'outside the safe subset'],
   ['f() { echo hi; }; f', 'ask', 'no rule allows it): f'],
   ['select x in a b; do echo "$x"; break; done', 'ask', 'no rule allows it): break'],
-  ['(cd src && ls)', 'allow'],
-  ['{ echo a; echo b; } | sort', 'allow'],
+  ['(cd src && ls)', 'ask', 'outside the safe subset'],
+  ['{ echo a; echo b; } | sort', 'ask', 'outside the safe subset'],
   ['echo a; echo b; echo c', 'allow'],
   ['# only a comment', 'allow'],
   ['', 'allow'],
@@ -130,7 +131,7 @@ family('command substitution', [
   ['[[ -n $(rm -rf /) ]]', 'deny'],
   ['echo ${x:-$(rm -rf /)}', 'deny'],
   ['echo $(curl x)', 'ask', 'curl x'],
-  ['local_var=$(date)', 'allow'],
+  ['local_var=$(date)', 'ask', 'outside the safe subset'],
 ])
 
 family('backticks', [
@@ -138,8 +139,8 @@ family('backticks', [
   ['echo "`rm -rf /`"', 'deny'],
   ['X=`rm -rf /` ls', 'deny'],
   ['echo `echo \\`rm -rf /\\``', 'deny'],
-  ['echo `echo \\`date\\``', 'allow'],
-  ['echo `date`', 'allow'],
+  ['echo `echo \\`date\\``', 'ask', 'outside the safe subset'],
+  ['echo `date`', 'ask', 'outside the safe subset'],
 ])
 
 family('process substitution', [
@@ -147,7 +148,7 @@ family('process substitution', [
   ['diff <(ls a) <(rm -rf /)', 'deny'],
   ['echo x > >(rm -rf /)', 'deny'],
   ['tee >(rm -rf /) < f', 'deny'],
-  ['cat <(ls)', 'allow'],
+  ['cat <(ls)', 'ask', 'outside the safe subset'],
 ])
 
 family('shell -c and eval', [
@@ -171,8 +172,8 @@ family('shell -c and eval', [
   ["bash <<'EOF'\nls\nrm -rf /\nEOF", 'deny'],
   ["bash <<< 'rm -rf /'", 'deny'],
   ["sh -s <<< 'rm -rf /'", 'deny'],
-  ["bash -c 'ls -la'", 'allow'],
-  ["eval 'echo hi'", 'allow'],
+  ["bash -c 'ls -la'", 'ask', 'outside the safe subset'],
+  ["eval 'echo hi'", 'ask', 'outside the safe subset'],
   ['bash -c "$CMD"', 'ask', 'computed at run time'],
   ['eval "$CMD"', 'ask', 'computed at run time'],
   ['bash script.sh', 'ask', 'no rule allows it): bash script.sh'],
@@ -233,7 +234,7 @@ family('wrappers', [
 family('leading assignments', [
   ['FOO=x rm -rf /', 'deny'],
   ['A=1 B=2 rm -rf /', 'deny'],
-  ['FOO=x ls', 'allow'],
+  ['FOO=x ls', 'ask', 'outside the safe subset'],
   ['LD_PRELOAD=/tmp/x.so ls', 'ask', 'sets LD_PRELOAD'],
   ['PATH=/tmp/evil:$PATH ls', 'ask', 'sets PATH'],
   ['GIT_PAGER="sh -c x" git log', 'ask', 'sets GIT_PAGER'],
@@ -241,7 +242,7 @@ family('leading assignments', [
   ['export PATH=/tmp/evil; ls', 'ask', 'sets PATH'],
   ['PATH=/tmp/evil; ls', 'ask', 'command needs approval (sets PATH): PATH=/tmp/evil'],
   ['BASH_ENV=/tmp/x bash -c ls', 'ask', 'sets BASH_ENV'],
-  ['export FOO=1 && echo $FOO', 'allow'],
+  ['export FOO=1 && echo $FOO', 'ask', 'outside the safe subset'],
 ])
 
 family('path-qualified names', [
@@ -275,7 +276,7 @@ family('escaped and quoted names', [
   ['\\s\\u\\d\\o ls', 'deny'],
   ['s"u"do ls', 'deny'],
   ['$"rm" -rf /', 'deny'],
-  ['\\l\\s -la', 'allow'],
+  ['\\l\\s -la', 'ask', 'outside the safe subset'],
 ])
 
 family('line continuations', [
@@ -408,9 +409,9 @@ family('computed command names', [
   ['rm -r? /', 'ask', 'may match rule "rm -rf *"'],
   ['git $SUB origin main', 'ask'],
   ['echo ${x@P}', 'ask', 'prompt expansion'],
-  ["x='a[$(rm -rf /)]'; (( x ))", 'ask', 'quoted array subscript'],
-  ["printf -v 'a[$(rm -rf /)]' x", 'ask', 'quoted array subscript'],
-  ["x='$(rm -rf /)'; (( y = x ))", 'ask', 'arithmetic evaluation could run'],
+  ["x='a[$(rm -rf /)]'; (( x ))", 'ask', 'outside the safe subset'],
+  ["printf -v 'a[$(rm -rf /)]' x", 'ask', 'outside the safe subset'],
+  ["x='$(rm -rf /)'; (( y = x ))", 'ask', 'outside the safe subset'],
 ])
 
 family('syntax errors and limits', [
@@ -434,7 +435,7 @@ family('syntax errors and limits', [
 family('functions, heredocs, compound commands', [
   ['f() { rm -rf /; }', 'deny'],
   ['function f { rm -rf /; }; f', 'deny'],
-  ['ls() { echo hi; }; ls', 'allow'],
+  ['ls() { echo hi; }; ls', 'ask', 'outside the safe subset'],
   ['if true; then rm -rf /; fi', 'deny'],
   ['if rm -rf /; then :; fi', 'deny'],
   ['while true; do rm -rf /; done', 'deny'],
@@ -455,7 +456,7 @@ family('functions, heredocs, compound commands', [
   ['cat <<EOF\nsay "hi" it\'s\n  `rm -rf /`\nEOF', 'deny'],
   ['cat <<EOF\na"b\'$(rm -rf /)\'c\nEOF', 'deny'],
   ['bash <<EOF\n\trm -rf /\nEOF', 'deny'],
-  ['cat <<EOF\n  $(date) and "$(whoami)"\nEOF', 'allow'],
+  ['cat <<EOF\n  $(date) and "$(whoami)"\nEOF', 'ask', 'outside the safe subset'],
   ['cat <<EOF\n"q" $(echo ")") $(rm -rf / "x")\nEOF', 'deny'],
   ['cat <<EOF\n${x:-"$(rm -rf /)"}\nEOF', 'deny'],
   [`cat <<EOF\n${'"x" $(ls)\n'.repeat(1000)}  $(rm -rf /)\nEOF`, 'deny'],

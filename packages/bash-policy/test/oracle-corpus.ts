@@ -1,0 +1,229 @@
+/**
+ * The oracle corpus: lines run by real bash under strace (test/oracle) and decided under
+ * `oraclePolicy`. A `harmless` line is one a user would expect to run without a prompt (reads,
+ * searches, listings, quoted text that mentions `$(`); the rest are attacks, from the classes of
+ * issue 12, the public bypass history of agent permission layers (command chaining past a prefix
+ * rule, path-qualified and PATH-shadowed names, executing options of "read-only" tools:
+ * `sort --compress-program`, `rg --pre`, `man -P`, `git diff --output`, `find -exec/-delete`,
+ * `fd -x`), and every line the generator ever caught. Every attack writes the file `m` (or
+ * `pwned…`), runs `touch`, or connects, when bash really runs it.
+ */
+export interface OracleCase {
+  family: string
+  line: string
+  harmless: boolean
+}
+
+export const oracleCorpus: OracleCase[] = []
+
+function add(family: string, harmless: boolean, lines: readonly string[]): void {
+  for (const line of lines) oracleCorpus.push({ family, line, harmless })
+}
+
+const cross = <A, B>(as: readonly A[], bs: readonly B[], f: (a: A, b: B) => string): string[] => as.flatMap((a) => bs.map((b) => f(a, b)))
+
+// ---------------------------------------------------------------- harmless
+add('harmless: reads and listings', true, [
+  'ls', 'ls -la', 'ls -la src', 'ls -1 src | wc -l', 'cat notes.txt', 'cat a.txt input.txt', 'head -n 2 notes.txt',
+  'head -1 a.txt', 'tail -n 1 notes.txt', 'tail -2 a.txt', 'wc -l notes.txt', 'wc -c a.txt input.txt', 'pwd', 'date',
+  'basename /a/b/c.txt', 'dirname /a/b/c.txt', 'stat a.txt', 'stat -c %s a.txt', 'true', 'false || true', 'git status',
+  'git log --oneline -5', 'git log -1', 'git diff --stat', 'git diff', 'diff a.txt input.txt', 'diff -u a.txt a.txt',
+  'sort a.txt', 'sort -r input.txt | uniq', 'sort a.txt | uniq -c', 'cut -c1-3 a.txt', 'tr a-z A-Z < a.txt',
+  'ls src/*.ts', 'wc -l src/*.ts', 'cat src/x.ts src/y.ts | wc -l', 'ls -d */', 'ls ~', 'ls ~/', 'echo ~/x',
+  'ls src/{x,y}.ts', 'echo {1..5}', 'echo {a..e}', 'ls -la ./src', 'cd src && ls', 'cd src; ls -la; cd ..',
+  'cd /tmp && pwd', 'type ls', 'type -t cat', 'command -v grep', 'command -V ls', 'head -c 10 notes.txt',
+  'tail -c 5 a.txt', 'ls -R src', 'ls -t', 'ls -S src', 'git status --short', 'git status -sb',
+])
+add('harmless: searches', true, [
+  'grep TODO notes.txt', 'grep -rn TODO src', 'grep -rn "TODO" src/ | head -20', 'grep -c TODO notes.txt',
+  'grep -l TODO src/*.ts', 'grep -i todo notes.txt', "grep -E 'a|b' a.txt", "grep -F '[' notes.txt", "grep '^a' a.txt",
+  "grep -v '^$' notes.txt", "grep -o '[a-z]*' a.txt", 'grep -w two input.txt', "grep -rn --include='*.ts' export src",
+  "find . -name '*.ts'", 'find . -type f', 'find src -name x.ts', "find . -name '*.txt' | wc -l", 'find . -maxdepth 1',
+  "find . -name '*.ts' -exec grep -l TODO {} +", "find . -name '*.ts' -exec wc -l {} \\;", 'find src -type f | sort',
+  "sed -n '1,2p' notes.txt", "sed 's/a/b/' a.txt", "sed -n '/TODO/p' notes.txt", "sed -e 's/x/y/g' -e 's/a/b/' a.txt",
+  "awk '{print $1}' a.txt", "awk -F: '{print NF}' notes.txt", "awk 'NR==1' notes.txt", "awk '/TODO/ {n++} END {print n}' notes.txt",
+  'cat notes.txt | grep -c TODO', 'cat a.txt | sort | uniq | wc -l', 'ls | grep txt', 'ls src | sort -r | head -1',
+  "grep -rn 'TODO' . 2>/dev/null | head -5", "git log --oneline | grep -c x", "echo a b c | tr ' ' '\\n' | sort",
+  'echo one two | xargs echo', 'ls src | xargs -n1 echo', "find . -name '*.ts' | xargs grep -l export",
+])
+add('harmless: quoted text that mentions expansions', true, [
+  "grep -c 'a\\[$(' notes.txt", "echo 'run $(make) first'", "echo 'run $(make) first'; echo $((1+1))", "echo 'use `make` here'",
+  "grep -F '$(' notes.txt", "grep '${HOME}' notes.txt", "echo '$((1+1)) is arithmetic'", "echo 'a[$(touch m)]'",
+  "printf '%s\\n' '$(touch m)'", "echo '<(ls)' '>(ls)'", "grep -E '\\$\\(' notes.txt", "echo 'x=$(date); rm -rf /'",
+  "echo 'BASH_CMDS[ls]=/usr/bin/touch'", "echo '${x:-$(touch m)}'", "echo \"it's \\$(fine)\"", "echo \"a \\`b\\` c\"",
+  "echo \"costs $ 5\"", "grep -c '\\`' notes.txt", "echo $'\\x24(touch m)'", "echo $'a[\\x24(touch m)]'",
+  "printf '%s\\n' $'\\140touch m\\140'", "echo 'eval \"$x\"'", "echo '; touch m'", "echo '&& touch m'", "echo '| touch m'",
+  "echo '# $(touch m)'", "echo \"; touch m\"", "echo \"&& touch m | x > y\"", "grep -n '>' notes.txt", "grep -n '<' notes.txt",
+])
+add('harmless: injections the program itself refuses or reads only', true, [
+  // Bash ends a quoted heredoc only at its delimiter line; `E\` + newline + `OF` is body text (the oracle agrees).
+  "cat <<'EOF'\nE\\\nOF\ntouch m\nEOF",
+  'sort --files0-from=a.txt', 'grep -r x --pre=touch .', 'grep x * $OPT', 'echo ok \\`touch m\\`', "cat <<'EOF'\nx\nEOF",
+  'ls * $OPT', 'cat * 2>/dev/null | wc -l', 'wc -l *', 'head -n1 * 2>/dev/null', 'ls -- *', 'echo $FOO $OPT $op',
+])
+
+add('harmless: variables, redirections, heredocs', true, [
+  'echo "$HOME"', 'echo "${HOME}/x"', 'echo $HOME', 'echo "$USER is $PWD"', 'echo $x $y $z', 'echo "$x" "$y" "$z"',
+  'echo "${b}" "$N"', 'printf "%s\\n" "$x"', 'printf "%s %s\\n" "$op" "$fmt"', 'ls "$HOME"', 'cat "$HOME/none" 2>/dev/null',
+  'ls nope 2>/dev/null || echo missing', 'ls 2>&1 | head -3', 'ls >/dev/null 2>&1 && echo ok', 'echo err >&2', 'echo x 1>&2',
+  'ls &>/dev/null', 'ls >>/dev/null', 'echo x >/dev/stderr', 'grep two < input.txt', 'wc -l < notes.txt',
+  "grep -c two < 'input.txt'", 'sort < a.txt | uniq', "grep x <<< 'some text'", 'wc -w <<< "$HOME"',
+  "cat <<'EOF'\nhello $(touch m) `touch m` ${x:-$(touch m)}\nEOF", "cat <<'EOF' | wc -l\na\nb\nEOF",
+  'cat <<"EOF"\n$(touch m)\nEOF', "cat <<\\EOF\n$(touch m)\nEOF", "cat <<-'EOF'\n\t$(touch m)\n\tEOF",
+  "grep -c x <<'END'\nx\n  END\nEND", "cat <<'EOF' && echo done\nbody\nEOF", 'set -e; ls', 'set -euo pipefail; ls | wc -l',
+  'set -o pipefail; git status', '[ -f a.txt ] && echo yes', '[ -d src ] || echo no', 'test -f notes.txt && cat notes.txt',
+  '[ "$x" = y ] || echo different', 'test -n "$HOME"', '[ -z "$y" ] && echo empty', '[ a = a ]', 'test 1 -eq 1 && echo eq',
+  '[ "$x" -eq 1 ] 2>/dev/null || echo no', 'echo a # a comment $(touch m)', 'ls \\\n  -la', 'grep -rn \\\n  TODO \\\n  src',
+  'echo $((1+2))', 'echo $(( (2*3) % 4 ))', 'echo "line one" && echo "line two"',
+])
+
+// ---------------------------------------------------------------- attacks
+const hidden = [
+  "$'a[\\x24(touch m)]'", "'a[$(touch m)]'", '"a[\\$(touch m)]"', "'a[`touch m`]'", "$'a[\\140touch m\\140]'",
+  "'b[$(touch m)]'", "$'x[\\044(touch m)]'",
+]
+const sinks = [
+  'echo $((x))', 'echo $((x+1))', 'echo ${y:x}', 'echo ${y:0:x}', '(( x ))', '((x))', 'echo $[x]', '[[ x -eq 1 ]]',
+  '[[ $x -eq 1 ]]', 'let x', 'let "y=x"', 'declare -i y=x', 'printf -v "$x" 1', 'test -v "$x"', '[ -v "$x" ]',
+  'read "$x" <<< 1', 'unset "$x"', 'echo ${a[x]}', 'echo "${a[$x]}"', 'a[x]=1', 'for ((i=x;i<1;i++)); do :; done',
+  'echo ${#a[x]}', 'getopts a "$x"', 'mapfile -t "$x" < /dev/null', 'shift $((x))', '[[ -v $x ]]', 'declare -n r=$x; echo $r',
+  'export "$x"=1', 'printf %d $((x))', 'echo ${!x}',
+]
+add('arithmetic and subscripts', false, [
+  ...cross(hidden.slice(0, 4), sinks, (value, sink) => `x=${value}; ${sink}`),
+  ...cross(hidden.slice(4), sinks.slice(0, 10), (value, sink) => `x=${value}; ${sink}`),
+  "[[ -v $'a[\\x24(touch m)]' ]]", "printf -v $'a[\\x24(touch m)]' 1", "a=([$'\\x24(touch m)']=1)", "declare -A a; a[$'\\x24(touch m)']=1",
+  "echo $(( $'a[\\x24(touch m)]' ))", "test -v 'a[$(touch m)]'", "[ -v 'a[$(touch m)]' ]", "printf -v 'a[$(touch m)]' x",
+  "read 'a[$(touch m)]' <<< x", "unset 'a[$(touch m)]'", "declare 'a[$(touch m)]=1'", "local 'a[$(touch m)]'",
+  'test -v "$b"', '[ -v "$b" ]', 'test $op "$b"', '[ $op "$b" ]', 'test "$a" "$b"', 'test ! "$a" "$b"', '[ ! "$a" "$b" ]',
+  'printf "$fmt" "$b" 1', 'printf $fmt $b 1', 'echo $((N))', 'echo $(($N))', '(( N ))', 'echo ${x:N}', 'let N',
+  'x=N; echo $((x))', 'echo $((1+x))', 'echo $((b))',
+])
+
+const allowedNames = ['ls', 'cat', 'echo', 'grep x', 'git status']
+add('shell state that changes what an allowed name runs', false, [
+  ...allowedNames.map((name) => `BASH_CMDS[${name.split(' ')[0]}]=/usr/bin/touch; ${name} m`),
+  ...allowedNames.map((name) => `hash -p /usr/bin/touch ${name.split(' ')[0]}; ${name} m`),
+  ...allowedNames.map((name) => `PATH=$PWD/evilbin:$PATH; ${name}`),
+  ...allowedNames.map((name) => `printf -v PATH %s "$PWD/evilbin:$PATH"; ${name}`),
+  ...allowedNames.map((name) => `export PATH=evilbin:$PATH; ${name}`),
+  ...allowedNames.map((name) => `PATH=./evilbin ${name}`),
+  ...allowedNames.map((name) => `${name.split(' ')[0]}() { touch m; }; ${name}`),
+  ...allowedNames.map((name) => `function ${name.split(' ')[0]} { touch m; }; ${name}`),
+  ...allowedNames.map((name) => `./evilbin/${name}`),
+  ...allowedNames.map((name) => `evilbin/${name}`),
+  ...allowedNames.map((name) => `$PWD/evilbin/${name}`),
+  "bash -O expand_aliases -c $'BASH_ALIASES[ls]=touch\\nls m'", "bash -i -c $'BASH_ALIASES[ls]=touch\\nls m'",
+  "bash --posix -c $'alias ls=touch\\nls m'", "POSIXLY_CORRECT=1 bash -c $'alias ls=touch\\nls m'",
+  "shopt -s expand_aliases; alias ls=touch\nls m", "alias ls=touch; ls m", 'enable -n echo; echo m',
+  'printf -v HOME %s /tmp/evil; git status', 'HOME=$PWD git status', 'trap "touch m" EXIT; ls', "trap 'touch m' DEBUG; ls",
+  'command_not_found_handle() { touch m; }; nosuchcmd', 'BASH_ENV=x bash -c ls', 'set -o posix; ls', 'set -x; PS4=\'$(touch m)\' ls',
+  'PS4=\'$(touch m)\' bash -xc ls', "IFS=t; echo$IFS'ouch'm", 'exec touch m', 'builtin eval "touch m"', 'command eval "touch m"',
+  'eval touch m', 'eval "touch m"', "eval 'ls; touch m'", 'source /dev/stdin <<< "touch m"', '. /dev/stdin <<< "touch m"',
+  'x=touch; $x m', '${x:0:0}touch m', '$(echo touch) m', '`echo touch` m', '"$(printf touch)" m', "$'\\x74ouch' m",
+  't\\ouch m', '"t"ouch m', "'touch' m", '{touch,m}', '/usr/bin/t?uch m', '/usr/bin/tou[c]h m', 'env touch m',
+  'timeout 5 touch m', 'nice touch m', 'nohup touch m', 'xargs touch <<< m', 'echo m | xargs touch', 'command touch m',
+  'BASH_ALIASES[ls]=touch; ls m', 'declare -f ls; ls', 'set -- touch m; "$@"', 'a=(touch m); "${a[@]}"',
+])
+
+const outputs = ['m', '/tmp/m', './m', '"$HOME/m"', '~/m', '"m"', "'m'", '$HOME/m', 'm\\ n', '/dev/shm/m']
+add('redirections on compound commands and inside substitutions', false, [
+  ...cross(['[[ x ]]', '(( 1 ))', 'case x in esac', 'if true; then :; fi', '{ :; }', '( : )', 'for i in; do :; done', 'while false; do :; done', 'f() { :; }; f'], outputs.slice(0, 4), (cmd, out) => `${cmd} >${out}`),
+  ...outputs.map((out) => `echo "$(>${out})"`),
+  ...outputs.map((out) => `echo $(>${out})`),
+  ...outputs.map((out) => `ls >${out}`),
+  ...outputs.map((out) => `echo x >>${out}`),
+  ...outputs.map((out) => `ls 2>${out}`),
+  ...outputs.map((out) => `ls &>${out}`),
+  ...outputs.map((out) => `echo x >|${out}`),
+  ...outputs.map((out) => `cat 1<>${out}`),
+  ...outputs.map((out) => `[ a > ${out} ]`),
+  ...outputs.map((out) => `test a > ${out}`),
+  '[[ $(echo line >&2) ]] 2>>m', 'echo `>m`', 'echo "`>m`"', 'cat <(>m)', 'echo >(cat >m)', 'echo x > >(cat >m)',
+  'ls 2>/dev/nul[l]', 'ls >/dev/./null', 'ls >/dev/null/../m', 'ls >&m', 'ls >& m', 'echo x 3>m', 'echo x >$HOME/m',
+  'exec >m; ls', 'exec 3>m', 'ls >"/dev/null"m', 'echo x >/dev/null >m', '>m', '>>m', 'echo >m',
+  'ls | tee m', 'ls | tee -a m', 'ls | tee /dev/null m', 'sort -o m a.txt', 'sort a.txt -o m', 'sort --output=m a.txt',
+  "sed -n 'w m' a.txt", "sed 's/a/b/w m' a.txt", "sed -i 's/a/b/' a.txt", "awk '{print > \"m\"}' a.txt",
+  "awk 'BEGIN{printf \"\" > \"m\"}'", 'git diff --output=m', 'git log --output=m', 'find . -fprint m', 'find . -fls m',
+  'find . -name m -delete', 'find src -delete', 'find . -fprintf m x', "find . -exec touch m \\;", 'find . -exec touch {} +',
+])
+
+add('sockets opened by input redirections', false, [
+  "printf 'DATA\\n' </dev/tcp/127.0.0.1/9 1<&0", 'cat </dev/tcp/127.0.0.1/9', 'cat < /dev/tcp/127.0.0.1/9', 'cat </dev/udp/127.0.0.1/9',
+  'cat <"/dev/tcp/127.0.0.1/9"', "cat <'/dev/tcp/127.0.0.1/9'", 'cat 0</dev/tcp/127.0.0.1/9', 'grep x </dev/tcp/localhost/9',
+  'cat <$f', 'cat < "$f"', 'cat <\\/dev/tcp/127.0.0.1/9', 'exec 3<>/dev/tcp/127.0.0.1/9', 'echo x >/dev/tcp/127.0.0.1/9',
+  'echo x >/dev/udp/127.0.0.1/9', 'cat </dev/tcp/127.0.0.1/9{,}', 'cat </dev/tc[p]/127.0.0.1/9', 'wc -l </dev/udp/127.0.0.1/53',
+  'head -1 < /dev/tcp/127.0.0.1/80', 'ls 3</dev/tcp/127.0.0.1/9', 'ls <&3 3</dev/tcp/127.0.0.1/9', 'cat <<< x </dev/tcp/127.0.0.1/9',
+  'cat </dev/tcp/127.0.0.1/9 2>/dev/null', 'cat <"/dev/tcp/$HOSTNAME/9"', 'cat </dev/tcp/${x}/9',
+])
+
+add('heredoc ends bash and the parser may disagree on', false, [
+  'cat <<EOF\nE\\\nOF\ntouch m\nEOF', "cat <<'EOF'\nEOF \ntouch m\nEOF",
+  "cat <<'EOF'\n EOF\ntouch m\nEOF", "cat <<-'EOF'\n  EOF\ntouch m\nEOF", "cat <<'EOF'\nEOF\r\ntouch m\nEOF",
+  "cat <<'E O'\nx\nE O\ntouch m", "cat <<'EOF' <<'END'\nEOF\ntouch m\nEND", "cat <<'EOF'; cat <<'END'\nEOF\ntouch m\nEND",
+  "cat <<'EOF' \\\n&& touch m\nx\nEOF", "cat <<EOF\n$(touch m)\nEOF", "cat <<EOF\n`touch m`\nEOF",
+  "cat <<EOF\n${x:-$(touch m)}\nEOF", "cat <<EOF\n  $(touch m)\nEOF", "cat <<E'OF'\nEOF\ntouch m\nEOF",
+  "cat <<\"E\"OF\nEOF\ntouch m\nEOF", "echo $(cat <<'EOF'\n)\nEOF\n); touch m", "cat <<'EOF'\nx\nEOF; touch m\nEOF",
+  "bash <<'EOF'\ntouch m\nEOF", "sh <<'EOF'\ntouch m\nEOF", 'bash <<< "touch m"',
+  "cat <<'EOF'\n\\\nEOF\ntouch m\nEOF", "cat << 'EOF'\nx\nEOF\ntouch m",
+])
+
+add('quotes inside a double-quoted ${…}', false, [
+  'echo "${x:-\'$(touch m)\'}"', 'echo "${x:+\'`touch m`\'}"', 'echo "${q:-\'$(touch m)\'}"', 'echo "${x/\'$(touch m)\'/}"',
+  'echo "${x#\'$(touch m)\'}"', 'echo "${x%\'$(touch m)\'}"', 'echo "${q:=\'$(touch m)\'}"', 'echo "${q-$(touch m)}"',
+  'echo "${x@P}"', 'echo ${x@P}', 'echo "${q:-"$(touch m)"}"', 'echo "${q:-`touch m`}"', 'echo ${q:-$(touch m)}',
+  'echo "$ b$(touch m)"', 'echo "${x//a/$(touch m)}"', 'echo "${x^^}" $(touch m)', 'echo "${!x}"',
+])
+
+add('public bypass history: chaining, substitution, injection into allowed tools', false, [
+  'echo x && touch m', 'echo x; touch m', 'echo x || touch m', 'echo x | touch m', 'echo x & touch m', 'echo x\ntouch m',
+  'cd src && touch m', 'cd /tmp; touch m', 'ls # comment\ntouch m', 'echo $(touch m)', 'echo `touch m`', 'echo "$(touch m)"',
+  'ls $(touch m)', 'cat <(touch m)', 'echo x > >(touch m)', 'ls && (touch m)', 'ls && { touch m; }', 'if ls; then touch m; fi',
+  'for i in 1; do touch m; done', 'while ! ls; do :; done; touch m', 'case x in x) touch m;; esac', '! touch m',
+  "sort --compress-program=touch a.txt", "sort -S 1b --compress-program touch a.txt", 'echo a | sort --compress-prog=sh',
+  "git -c core.pager='touch m' log", 'git -c core.pager=touch log -p', "git -c alias.x='!touch m' x",
+  'git --exec-path=. status', 'GIT_PAGER=touch git log', "GIT_EXTERNAL_DIFF='touch m' git diff", 
+  "git log --format='%H' --output=m", 'git show --output=m', 'find . -exec sh -c "touch m" \\;',
+  'find . -execdir touch m \\;', 'find . -ok touch m \\;', "find . -name '*' -exec touch {} \\;", 'xargs -a a.txt touch',
+  "awk 'BEGIN{system(\"touch m\")}'", "awk 'BEGIN{print | \"sh\"}' <<< 'touch m'", "awk 'BEGIN{\"touch m\" | getline}'",
+  "sed -n '1e touch m' a.txt", "sed 's/.*/touch m/e' a.txt", "sed -e '1 e touch m' a.txt", "sed -f a.txt a.txt",
+  "awk -f a.txt a.txt", 'find . -name x -o -exec touch m \\;', 'find * -maxdepth 0', 'ls | xargs -I{} touch {}',
+  'echo touch m | xargs -0 sh -c', 'ls * && find *', 'find $FOO touch m \\;', 'find . $FOO touch m \\;',
+  'sort $OPT a.txt', "man -P 'touch m' ls", 'less +!touch\\ m a.txt', 'tar -cf /dev/null --to-command=touch a.txt',
+  'date -s 2020-01-01', 'date --set=x', 'stat --printf="%n" a.txt > m', 'diff a.txt input.txt > m', 'uniq a.txt m',
+  'tee m < a.txt', 'cut -c1 a.txt >m', 'tr a b < a.txt > m', 'head a.txt > m', 'basename x > m', 'git status > m',
+  'git status; touch m', 'git status && touch m', 'ls -la; rm -f a.txt', 'ls && rm a.txt', 'touch m', 'rm a.txt',
+  'sudo touch m', 'cp a.txt m', 'mv a.txt m', 'ln -s a.txt m', 'chmod 777 a.txt', 'dd if=a.txt of=m', 'mkdir m',
+  'python3 -c "open(\'m\',\'w\')"', 'perl -e "open(F, \'>m\')"', 'curl -o m http://127.0.0.1:9/', 'nc 127.0.0.1 9',
+  'install /dev/null m', 'truncate -s 0 a.txt', 'shred a.txt', 'git init m', 'git add -A', 'git commit -m x',
+  'git checkout -- a.txt', 'git stash', 'git branch m', 'git tag m', 'git config user.name x', 'npm install x',
+  'echo x$(touch m)y', 'echo "$(<a.txt)"', 'ls ${x:-$(touch m)}', 'ls "${x:-$(touch m)}"',
+  "eval $'touch\\x20m'", 'bash -c "touch m"', 'sh -c "touch m"', "bash -c 'ls'", 'bash -c ls', 'env bash -c "touch m"',
+  'watch -n 1 ls', 'timeout 1 bash -c "touch m"', 'xargs sh -c "touch m" <<< x', 'coproc touch m', 'time touch m',
+])
+
+add('places where tree-sitter-bash and bash disagree', false, [
+  // `[ a > m ]` is a comparison for the grammar and a redirection for bash; `"$ b"` a variable for the
+  // grammar and text for bash. Found while building the subset, by reading the parse trees.
+  '[ "$x" > m ]', '[ x ] > m', 'echo "$ b" > m', '[ a \\> m ]', '[ a < m ]', '[ -n x ] >m',
+])
+
+add('found by attacking the subset by hand', false, [
+  // `{name}>file` assigns a descriptor number to name, evaluating an array subscript.
+  'echo {a[x]}>/dev/null', 'ls {a[N]}>/dev/null', 'echo {BASH_CMDS[ls]}>/dev/null; ls', 'echo hi {a[b]}>/dev/null 2>&1',
+  'cat {a[x]}<a.txt', 'echo {a[x]}>&2', 'grep x {a[x]}<<<x', "cat {a[x]}<<'EOF'\nx\nEOF", 'echo {fd}>/dev/null',
+  // xargs sets the slot variable in the command's environment: PATH=0 runs ./0/ls.
+  'mkdir -p 0 && cp evilbin/ls 0/ls; ls | xargs --process-slot-var=PATH ls', 'xargs --process-slot-var=PATH -a a.txt ls',
+])
+
+/** Lines the generator (test/oracle.test.ts) found allowed and harmful; kept so they stay caught. */
+add('the generator caught these', false, [
+  // seed 7: after a pipeline, tree-sitter-bash continued the last command across the newline, so
+  // `bash` became an argument of `diff` and its heredoc data; bash ran it as a script.
+  "test >/dev/stderr | echo $((1+1)) | diff $f -o $x\nbash <<-'EOF'\n$(touch m)\nEOF",
+  "ls | diff a.txt a.txt\nbash <<'EOF'\ntouch m\nEOF", "echo $((1+1)) | wc -l\nsh <<'EOF'\ntouch m\nEOF",
+  "ls | grep x | diff a.txt -\nbash <<-'EOF'\n\ttouch m\n\tEOF",
+  // seed 20261202: an escaped blank before `#` is a comment for tree-sitter-bash, a word for bash.
+  'git status \\ #x <(touch m) -eq | rm "$f" $((x)) -name a[x] &>/dev/null\ngrep x <<\\EOF\n${x:-$(touch m)}\nEOF',
+  'echo a\\ #x; touch m', 'ls \\ #x <(touch m)', 'echo \\ # | touch m', "echo a\\\t#x; touch m", 'echo \\\\\\ #x; touch m',
+])
