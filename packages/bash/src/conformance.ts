@@ -810,6 +810,324 @@ export function defineBashExecutorConformance(name: string, options: Conformance
         const bash = await executor()
         const done: string[] = []
         bash.onTaskDone((task) => done.push(`${task.id}:${task.status}`))
+        // No gate file: a read-only sandbox could not create one. The sleep only has to outlast the yield time.
+        const command = `for i in $(seq 1 200); do echo "early $i"; done; sleep 2; seq 1 300 | sed 's/^/late /'`
+        const result = await run(bash, command, { yieldAfterMs: 300, owner: 'session-y', timeoutMs: LONG_TIMEOUT_MS })
+        expect(result.yieldedTo).toBe('bash-1')
+        expect(result).toMatchObject({ exitCode: null, signal: null, timedOut: false, aborted: false, leftoverProcesses: 0 })
+        expect(result.stdout.truncated).toBe(false)
+        const task = bash.get('bash-1')!
+        expect(task.status).toBe('running')
+        expect(task.command).toBe(command)
+        expect(bash.ownerOf('bash-1')).toBe('session-y')
+        expect(task.startedAt).toBeLessThanOrEqual(Date.now() - 300)
+        let text = result.stdout.text
+        text += bash.readOutput('bash-1').delta
+        expect(await task.done).toBe(task)
+        expect(task).toMatchObject({ status: 'completed', exitCode: 0, signal: null })
+        expect(task.endedAt).toBeGreaterThanOrEqual(task.startedAt)
+        expect(bash.readOutput(task.id).delta).toBe('done\n')
+      })
+
+      it('ownerOf() returns the owner stored at start', async () => {
+        const bash = await executor()
+        const owned = start(bash, 'true', { owner: 'session-a' })
+        const open = start(bash, 'true')
+        expect(bash.ownerOf(owned.id)).toBe('session-a')
+        expect(bash.ownerOf(open.id)).toBeUndefined()
+        expect(bash.ownerOf('bash-99')).toBeUndefined()
+        await Promise.all([owned.done, open.done])
+        expect(bash.ownerOf(owned.id)).toBe('session-a')
+      })
+
+      it('incremental reads never repeat or skip a byte', async () => {
+        const bash = await executor()
+        const lines = 3000
+        const task = start(bash, `for i in $(seq 1 ${lines}); do echo "line $i"; if [ $((i % 250)) -eq 0 ]; then sleep 0.02; fi; done`)
+        let text = ''
+        let reads = 0
+        while (task.status === 'running') {
+          const read = bash.readOutput(task.id)
+          expect(read.lossy).toBe(false)
+          text += read.delta
+          reads++
+          await delay(3)
+        }
+        const last = bash.readOutput(task.id)
+        text += last.delta
+        expect(last.lossy).toBe(false)
+        let expected = ''
+        for (let i = 1; i <= lines; i++) expected += `line ${i}\n`
+        expect(text).toBe(expected)
+        expect(reads).toBeGreaterThan(1)
+        expect(bash.readOutput(task.id).delta).toBe('')
+      })
+
+      it('a read shows new stderr in a [stderr] section after stdout', async () => {
+        const bash = await executor()
+        const both = start(bash, 'echo out; echo err >&2')
+        const noNewline = start(bash, 'printf out; printf err >&2')
+        const onlyErr = start(bash, 'echo err >&2')
+        const nothing = start(bash, 'true')
+        await Promise.all([both.done, noNewline.done, onlyErr.done, nothing.done])
+        expect(bash.readOutput(both.id)).toMatchObject({ delta: 'out\n[stderr]\nerr\n', lossy: false, spillPaths: {} })
+        expect(bash.readOutput(both.id).delta).toBe('')
+        expect(bash.readOutput(noNewline.id).delta).toBe('out\n[stderr]\nerr')
+        expect(bash.readOutput(onlyErr.id).delta).toBe('[stderr]\nerr\n')
+        const read = bash.readOutput(nothing.id)
+        expect(read.delta).toBe('')
+        expect(read.task).toBe(nothing)
+      })
+
+      it('status: completed with its exit code, killed for a signal death of its own', async () => {
+        const bash = await executor()
+        const ok = start(bash, 'true')
+        const three = start(bash, 'exit 3')
+        const nine = start(bash, 'kill -9 $$')
+        const term = start(bash, 'kill -TERM $$')
+        await Promise.all([ok.done, three.done, nine.done, term.done])
+        expect(ok).toMatchObject({ status: 'completed', exitCode: 0, signal: null })
+        expect(three).toMatchObject({ status: 'completed', exitCode: 3, signal: null })
+        expect(nine).toMatchObject({ status: 'killed', exitCode: null, signal: 'SIGKILL' })
+        expect(term).toMatchObject({ status: 'killed', exitCode: null, signal: 'SIGTERM' })
+        for (const task of [ok, three, nine, term]) expect(task.endedAt).toEqual(expect.any(Number))
+      })
+
+      it('a task over when no process is left, not when the shell exits', async () => {
+        const bash = await executor()
+        const m = digits()
+        const task = start(bash, `(sleep 0.3${q(m)}; echo late) & echo early`)
+        await task.done
+        expect(task.status).toBe('completed')
+        expect(bash.readOutput(task.id).delta).toBe('early\nlate\n')
+        expect(await count(m)).toBe(0)
+      })
+
+      it('kill(): true when it stopped the task, then false; the task is killed and its processes gone', async () => {
+        const bash = await executor()
+        const m = digits()
+        const task = start(bash, `echo started; sleep 1000.${q(m)}`)
+        await seen(m)
+        let output = ''
+        await vi.waitFor(() => {
+          output += bash.readOutput(task.id).delta
+          expect(output).toBe('started\n')
+        }, WAIT)
+        expect(await bash.kill(task.id)).toBe(true)
+        expect(task.status).toBe('killed')
+        expect(task.endedAt).toEqual(expect.any(Number))
+        expect(await count(m)).toBe(0)
+        expect(await bash.kill(task.id)).toBe(false)
+        expect(task.status).toBe('killed')
+        expect(bash.readOutput(task.id).delta).toBe('')
+      })
+
+      it('a task stopped by kill() is killed even when it handles SIGTERM and exits 0', async () => {
+        const bash = await executor()
+        const m = digits()
+        const task = start(bash, `trap 'echo bye; exit 0' TERM; echo ready; sleep 1000.${q(m)} & wait`)
+        let output = ''
+        await vi.waitFor(() => {
+          output += bash.readOutput(task.id).delta
+          expect(output).toBe('ready\n')
+        }, WAIT)
+        await seen(m)
+        expect(await bash.kill(task.id)).toBe(true)
+        expect(task).toMatchObject({ status: 'killed', exitCode: 0 })
+        expect(bash.readOutput(task.id).delta).toBe('bye\n')
+        expect(await count(m)).toBe(0)
+      })
+
+      it('kill() of a task that finished by itself is false and keeps its status', async () => {
+        const bash = await executor()
+        const task = start(bash, 'echo hi')
+        await task.done
+        expect(await bash.kill(task.id)).toBe(false)
+        expect(task).toMatchObject({ status: 'completed', exitCode: 0 })
+      })
+
+      it('a task that ignores SIGTERM is killed anyway', async () => {
+        const bash = await executor()
+        const m = digits()
+        const task = start(bash, `trap '' TERM; sleep 1000.${q(m)}; echo not reached`)
+        await seen(m)
+        expect(await bash.kill(task.id)).toBe(true)
+        expect(task).toMatchObject({ status: 'killed', signal: 'SIGKILL' })
+        expect(await count(m)).toBe(0)
+      })
+
+      it('the task signal stops a background task', async () => {
+        const bash = await executor()
+        const m = digits()
+        const controller = new AbortController()
+        const task = start(bash, `sleep 1000.${q(m)}`, { signal: controller.signal })
+        await seen(m)
+        controller.abort()
+        await task.done
+        expect(task.status).toBe('killed')
+        expect(await count(m)).toBe(0)
+        expect(await bash.kill(task.id)).toBe(false)
+      })
+
+      it('unknown ids give the stable error', async () => {
+        const bash = await executor()
+        expect(() => bash.readOutput('bash-99')).toThrow(new Error('unknown bash task "bash-99"'))
+        await expect(bash.kill('bash-99')).rejects.toThrow(new Error('unknown bash task "bash-99"'))
+        expect(() => bash.readOutput('nope')).toThrow(new Error('unknown bash task "nope"'))
+        expect(bash.get('bash-99')).toBeUndefined()
+      })
+
+      it('finished tasks beyond maxFinishedTasks are evicted oldest first', async () => {
+        const bash = await executor({ maxFinishedTasks: 2 })
+        const tasks: BashTask[] = []
+        for (let i = 0; i < 4; i++) {
+          const task = start(bash, `echo ${i}`)
+          await task.done
+          tasks.push(task)
+        }
+        expect(bash.list().map((task) => task.id)).toEqual(['bash-3', 'bash-4'])
+        expect(() => bash.readOutput('bash-1')).toThrow('unknown bash task "bash-1"')
+        expect(bash.readOutput('bash-4').delta).toBe('3\n')
+      })
+    })
+
+    describe('onTaskDone', () => {
+      it('fires exactly once per task, completed or killed', async () => {
+        const bash = await executor()
+        const seenIds: string[] = []
+        bash.onTaskDone((task) => seenIds.push(`${task.id}:${task.status}`))
+        const m = digits()
+        const a = start(bash, 'true')
+        const b = start(bash, 'exit 3')
+        const c = start(bash, `sleep 1000.${q(m)}`)
+        await Promise.all([a.done, b.done])
+        await seen(m)
+        await bash.kill(c.id)
+        await bash.kill(c.id)
+        await bash.kill(a.id)
+        bash.readOutput(a.id)
+        // A later task's notice is a barrier: anything duplicated would have arrived by now.
+        const barrier = new Promise<void>((resolve) => bash.onTaskDone((task) => task.id === 'bash-4' && resolve()))
+        start(bash, 'true')
+        await barrier
+        expect(seenIds.sort()).toEqual(['bash-1:completed', 'bash-2:completed', 'bash-3:killed', 'bash-4:completed'])
+      })
+
+      it('many tasks ending at once: each notice arrives exactly once', async () => {
+        const bash = await executor()
+        const seenIds: string[] = []
+        bash.onTaskDone((task) => seenIds.push(task.id))
+        const tasks = Array.from({ length: 20 }, (_, i) => start(bash, i % 2 ? 'true' : 'exit 1'))
+        await Promise.all(tasks.map((task) => task.done))
+        await vi.waitFor(() => expect(seenIds).toHaveLength(20), WAIT)
+        expect(new Set(seenIds).size).toBe(20)
+        expect([...seenIds].sort()).toEqual(tasks.map((task) => task.id).sort())
+      })
+
+      it('the listener sees the ended task; the returned function unregisters it', async () => {
+        const bash = await executor()
+        const first: BashTask[] = []
+        const off = bash.onTaskDone((task) => first.push(task))
+        const all: string[] = []
+        bash.onTaskDone((task) => all.push(task.id))
+        const task = start(bash, 'echo x')
+        await vi.waitFor(() => expect(first).toHaveLength(1), WAIT)
+        expect(first[0]).toBe(task)
+        expect(first[0].status).toBe('completed')
+        expect(first[0].endedAt).toEqual(expect.any(Number))
+        off()
+        await start(bash, 'true').done
+        await vi.waitFor(() => expect(all).toEqual(['bash-1', 'bash-2']), WAIT)
+        expect(first).toHaveLength(1)
+      })
+
+      it('a throwing listener harms no other listener', async () => {
+        const bash = await executor()
+        const logged = vi.spyOn(console, 'error').mockImplementation(() => {})
+        try {
+          bash.onTaskDone(() => {
+            throw new Error('listener failure (expected by the test)')
+          })
+          bash.onTaskDone(async () => {
+            throw new Error('async listener failure (expected by the test)')
+          })
+          const got: string[] = []
+          bash.onTaskDone((task) => got.push(task.id))
+          const task = start(bash, 'true')
+          await task.done
+          await vi.waitFor(() => expect(got).toEqual([task.id]), WAIT)
+          const second = start(bash, 'true')
+          await vi.waitFor(() => expect(got).toEqual([task.id, second.id]), WAIT)
+        } finally {
+          logged.mockRestore()
+        }
+      })
+
+      it('a listener registered by a plugin is gone after that plugin unloads', async () => {
+        const { ctx, executor: bash } = await create()
+        const fromPlugin: string[] = []
+        const fromRoot: string[] = []
+        const fork = ctx.plugin({
+          name: 'conformance-listener',
+          inject: ['bash'],
+          apply(pluginCtx: Context) {
+            pluginCtx.bash.onTaskDone((task) => fromPlugin.push(task.id))
+          },
+        })
+        bash.onTaskDone((task) => fromRoot.push(task.id))
+        const first = start(bash, 'true')
+        await vi.waitFor(() => expect(fromRoot).toEqual([first.id]), WAIT)
+        expect(fromPlugin).toEqual([first.id])
+        fork.dispose()
+        const second = start(bash, 'true')
+        await vi.waitFor(() => expect(fromRoot).toEqual([first.id, second.id]), WAIT)
+        expect(fromPlugin).toEqual([first.id])
+      })
+
+      it('no listener fires for tasks killed by disposal', async () => {
+        const instance = await create()
+        const bash = instance.executor
+        const calls: string[] = []
+        bash.onTaskDone((task) => calls.push(task.id))
+        const [m1, m2] = [digits(), digits()]
+        const a = start(bash, `sleep 1000.${q(m1)}`)
+        const b = start(bash, `trap '' TERM; sleep 1000.${q(m2)}; true`)
+        await seen(m1)
+        await seen(m2)
+        await instance.dispose()
+        await Promise.all([a.done, b.done])
+        expect(a.status).toBe('killed')
+        expect(b.status).toBe('killed')
+        await delay(50)
+        expect(calls).toEqual([])
+        expect(await count(m1)).toBe(0)
+        expect(await count(m2)).toBe(0)
+      })
+    })
+
+    describe('yield to the background (spec.yieldAfterMs)', () => {
+      it('rejects a yield time that is not a positive number', async () => {
+        const bash = await executor()
+        for (const yieldAfterMs of [0, -1, Number.NaN, Number.POSITIVE_INFINITY]) {
+          expect(() => bash.resolve({ command: 'true', yieldAfterMs }), String(yieldAfterMs)).toThrow(/^invalid yieldAfterMs: expected a positive number/)
+        }
+        expect(bash.resolve({ command: 'true', yieldAfterMs: 500 }).yieldAfterMs).toBe(500)
+        expect(Object.keys(bash.resolve({ command: 'true' }))).not.toContain('yieldAfterMs')
+      })
+
+      it('a command that ends before the yield time is an ordinary result and no task', async () => {
+        const bash = await executor()
+        const result = await run(bash, 'echo hi; exit 3', { yieldAfterMs: LONG_TIMEOUT_MS / 2, timeoutMs: LONG_TIMEOUT_MS })
+        expect(result).toMatchObject({ exitCode: 3, timedOut: false })
+        expect(result.stdout.text).toBe('hi\n')
+        expect(result.yieldedTo).toBeUndefined()
+        expect(bash.list()).toEqual([])
+      })
+
+      it('returns the output so far and goes on as a task of the same owner; reads continue without repeat or gap', async () => {
+        const bash = await executor()
+        const done: string[] = []
+        bash.onTaskDone((task) => done.push(`${task.id}:${task.status}`))
         const gate = posix.join(workdir, `dsh-yield-gate-${digits()}`)
         const command = `for i in $(seq 1 200); do echo "early $i"; done; while [ ! -e ${quote(gate)} ]; do sleep 0.02; done; rm -f ${quote(gate)}; seq 1 300 | sed 's/^/late /'`
         const result = await run(bash, command, { yieldAfterMs: 300, owner: 'session-y', timeoutMs: LONG_TIMEOUT_MS })
