@@ -34,19 +34,16 @@ export function bashDescription(options: { sandbox?: boolean; yieldAfterMs?: num
 /**
  * The short text a host adds to its system prompt (or an MCP server to its `instructions`) when
  * these tools are loaded: what the markers mean and what to do with them, background tasks and
- * polling. Two sentences, three when foreground calls yield.
+ * polling. Two sentences.
  */
 export function bashPromptSection(options: { yieldAfterMs?: number } = {}): string {
-  const sentences = [
+  const yielding = options.yieldAfterMs
+    ? ` (a foreground command still running after ${formatSeconds(options.yieldAfterMs)} continues as one too, its result ending with "[still running after Ns; continues as background task ID: …]")`
+    : ''
+  return [
     'Each bash call runs in a fresh non-interactive shell (pass "workdir" instead of cd); its result ends with status markers in square brackets such as "[exit code: N]" or "[timed out after Nms]", and "[output truncated; full output: PATH]" names a file holding all of the output: read it with grep, head or tail rather than running the command again.',
-    'Start servers, watchers and long builds with run_in_background, then poll them with bash_output until the status is no longer running (a finished task is announced only with your next request, so keep polling) and stop them with bash_kill.',
-  ]
-  if (options.yieldAfterMs) {
-    sentences.push(
-      `A foreground command still running after ${formatSeconds(options.yieldAfterMs)} continues as a background task ("[still running after Ns; continues as background task ID: …]"): treat it the same way.`,
-    )
-  }
-  return sentences.join(' ')
+    `Start servers, watchers and long builds with run_in_background${yielding}, then poll the task with bash_output until its status is no longer running (a finished task is announced only with your next request, so keep polling) and stop it with bash_kill.`,
+  ].join(' ')
 }
 
 function formatSeconds(ms: number): string {
