@@ -15,28 +15,29 @@ export function mcpInstructions(promptSection: string): string {
 /**
  * Runs `dsh-bash mcp`; resolves with the exit code once the server stopped.
  *
- * On stdio the session starts before the tools load: `initialize` is answered as soon as the SDK
- * server is up (Codex gives a stdio server about a second), and `tools/list` / `tools/call` wait
- * until the executor, the tools and the policy are loaded. Only what was asked for is imported:
+ * On stdio the front (`@deepseek-ai/dsh-mcp/front`, Node streams only) answers `initialize` before
+ * even the SDK loads (Codex gives a stdio server about a second; bench/startup.mjs), and
+ * `tools/list` / `tools/call` wait until the executor, the tools and the policy are loaded. Only what was asked for is imported:
  * the HTTP stack with `--http`, the chosen executor, the policy with `--policy`.
  */
 export async function runMcp(options: McpOptions): Promise<number> {
   // On stdio nothing but protocol messages may reach stdout, from the first plugin on.
   if (!options.http) console.log = console.info = console.debug = (...args: unknown[]) => console.error(...args)
   const log = (message: string) => void process.stderr.write(`dsh-bash: ${message}\n`)
-  const [{ McpHost }, { bashPromptSection }] = await Promise.all([
-    import('@deepseek-ai/dsh-mcp/host'),
+  // Light modules first: on stdio the front reads stdin and answers `initialize` while the rest loads.
+  const [{ DEFAULT_SERVER_INFO, StdioFront }, { bashPromptSection }] = await Promise.all([
+    import('@deepseek-ai/dsh-mcp/front'),
     import('@deepseek-ai/dsh-tool-bash/prompt'),
   ])
   const instructions = mcpInstructions(bashPromptSection({ yieldAfterMs: options.yieldAfterMs }))
-  const host = new McpHost(undefined, { cwd: options.workdir, log, instructions })
+  const front = options.http ? undefined : new StdioFront({ log, early: { serverInfo: DEFAULT_SERVER_INFO, instructions } })
 
+  const { McpHost } = await import('@deepseek-ai/dsh-mcp/host')
+  const host = new McpHost(undefined, { cwd: options.workdir, log, instructions })
   let stdio: StdioHandle | undefined
-  if (!options.http) {
+  if (front) {
     const { serveStdio } = await import('@deepseek-ai/dsh-mcp/stdio')
-    stdio = await serveStdio(host, { log })
-    // Let the client's `initialize`, already in the pipe, be answered before the heavy imports.
-    await new Promise((resolve) => setImmediate(resolve))
+    stdio = await serveStdio(host, { front, log })
   }
 
   const { attach, composeApp } = await import('./compose.js')

@@ -3,6 +3,7 @@ import type { Context } from 'cordis'
 import type {} from '@deepseek-ai/dsh-agent'
 import type {} from '@deepseek-ai/dsh-bash'
 import type { ApprovalDecision, ApprovalRequest, ApprovalService } from '@deepseek-ai/dsh-tools'
+import { DEFAULT_SERVER_INFO } from './front.js'
 import { McpSession, type SessionOptions } from './session.js'
 
 export interface McpHostOptions {
@@ -58,8 +59,8 @@ export class McpHost {
     const interval = options.progressIntervalMs ?? 1000
     if (!(Number.isFinite(interval) && interval > 0)) throw new Error(`progressIntervalMs must be a positive number, got ${JSON.stringify(interval)}`)
     this._options = {
-      name: options.name ?? 'dsh-bash',
-      version: options.version ?? '0.1.0',
+      name: options.name ?? DEFAULT_SERVER_INFO.name,
+      version: options.version ?? DEFAULT_SERVER_INFO.version,
       cwd: options.cwd,
       fallbackCwd: resolve(process.cwd()),
       progressIntervalMs: interval,

@@ -16,6 +16,7 @@ import {
   type ServerRequest,
 } from '@modelcontextprotocol/sdk/types.js'
 import { approvalMessage, approvalSchema, decisionOf } from './elicit.js'
+import { SERVER_CAPABILITIES } from './front.js'
 
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>
 
@@ -71,7 +72,7 @@ export class McpSession {
     this.label = label
     this.server = new Server(
       { name: options.name, version: options.version },
-      { capabilities: { tools: {}, logging: {} }, ...(options.instructions ? { instructions: options.instructions } : {}) },
+      { capabilities: { ...SERVER_CAPABILITIES }, ...(options.instructions ? { instructions: options.instructions } : {}) },
     )
     this.server.setRequestHandler(ListToolsRequestSchema, () => this.listTools())
     this.server.setRequestHandler(CallToolRequestSchema, (request, extra) =>

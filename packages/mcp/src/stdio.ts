@@ -1,8 +1,10 @@
-import { PassThrough, type Readable, type Writable } from 'node:stream'
+import { PassThrough, type Readable, Writable } from 'node:stream'
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
+import { StdioFront } from './front.js'
 import type { McpHost } from './host.js'
-import { checkMessage, errorResponse, INVALID_REQUEST, LineSplitter, PARSE_ERROR, type Refusal, sniffId } from './protocol.js'
 import type { McpSession } from './session.js'
+
+export { DEFAULT_MAX_LINE_BYTES } from './front.js'
 
 export interface StdioHandle {
   session: McpSession
@@ -14,81 +16,88 @@ export interface StdioHandle {
 
 export interface StdioOptions {
   stdin?: Readable
-  stdout?: Writable
+  stdout?: NodeJS.WritableStream & Writable
   /**
    * The longest accepted request line in bytes. A longer line is refused with a JSON-RPC error
    * naming this limit; the session and its tasks stay. Default 10 MiB.
    */
   maxLineBytes?: number
+  /**
+   * A front that has been reading stdin since start-up (and may have answered `initialize`
+   * already, see front.ts). Its streams and limit win over the options above.
+   */
+  front?: StdioFront
   /** Diagnostics (never stdout). Default: none. */
   log?: (message: string) => void
 }
 
-/** The default of `StdioOptions.maxLineBytes`. */
-export const DEFAULT_MAX_LINE_BYTES = 10 * 1024 * 1024
-
 /**
- * Serves one session over stdio (newline-delimited JSON-RPC). Lines are split and checked here
- * (`protocol.ts`) before the SDK transport sees them: malformed requests get an error, an
- * oversized line is refused without being buffered. The SDK transport does not notice the end of
- * stdin; this does, and ends the session.
+ * Serves one session over stdio (newline-delimited JSON-RPC). Lines are split and checked by the
+ * front (`front.ts`, `protocol.ts`) before the SDK transport sees them: malformed requests get an
+ * error, an oversized line is refused without being buffered. The SDK transport does not notice
+ * the end of stdin; the front does, and the session ends.
  */
 export async function serveStdio(host: McpHost, options: StdioOptions = {}): Promise<StdioHandle> {
-  const stdin = options.stdin ?? process.stdin
-  const stdout = options.stdout ?? process.stdout
-  const maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES
-  if (!(Number.isInteger(maxLineBytes) && maxLineBytes > 0)) throw new Error(`maxLineBytes must be a positive integer, got ${JSON.stringify(maxLineBytes)}`)
+  const front =
+    options.front ??
+    new StdioFront({ stdin: options.stdin, stdout: options.stdout, maxLineBytes: options.maxLineBytes, log: options.log })
+  const stdout = front.stdout
   const session = host.createSession()
   // The SDK transport reads checked lines only. Several lines may reach it as one chunk, each within the limit.
   const checked = new PassThrough()
-  const transport = new StdioServerTransport(checked, stdout, { maxBufferSize: Number.MAX_SAFE_INTEGER } as never)
-  const refuse = (refusal: Refusal) => {
-    options.log?.(`${session.label}: refused a message: ${refusal.message}`)
-    if (stdout.writable) stdout.write(`${JSON.stringify(errorResponse(refusal))}\n`)
-  }
-  const splitter = new LineSplitter(
-    maxLineBytes,
-    (line) => {
-      let message: unknown
-      try {
-        message = JSON.parse(line)
-      } catch {
-        return refuse({ id: sniffId(line.slice(0, 4096)), code: PARSE_ERROR, message: 'parse error: the line is not valid JSON' })
-      }
-      const verdict = checkMessage(message)
-      if (verdict.pass) checked.write(`${line}\n`)
-      else if (verdict.refusal) refuse(verdict.refusal)
-    },
-    (head) =>
-      refuse({
-        id: sniffId(head),
-        code: INVALID_REQUEST,
-        message: `request too large: a message line may be at most ${maxLineBytes} bytes (the limit of this server's stdio transport); the session goes on`,
-      }),
-  )
-  const onData = (chunk: Buffer | string) => splitter.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk)
+  const transport = new StdioServerTransport(checked, answersOf(front, stdout, options.log), { maxBufferSize: Number.MAX_SAFE_INTEGER } as never)
 
   let ended!: () => void
   const closed = new Promise<void>((resolve) => (ended = resolve))
-  const close = async () => {
-    stdin.off('data', onData)
-    stdin.off('end', onEnd)
-    stdin.off('close', onEnd)
-    checked.end()
-    await session.close()
-    ended()
+  let closing: Promise<void> | undefined
+  const close = () => {
+    closing ??= (async () => {
+      front.detach()
+      checked.end()
+      await session.close()
+      ended()
+    })()
+    return closing
   }
-  const onEnd = () => void close()
-  stdin.on('data', onData)
-  stdin.on('end', onEnd)
-  stdin.on('close', onEnd)
-  // A closed stdout (EPIPE) also means the client is gone.
-  stdout.on('error', onEnd)
+  front.onEnd(() => void close())
   const previous = session.server.onclose
   session.server.onclose = () => {
     previous?.()
     void close()
   }
   await session.server.connect(transport)
+  front.attach((line) => checked.write(`${line}\n`))
   return { session, closed, close }
+}
+
+/**
+ * The SDK transport's stdout: everything passes, except the SDK's own answer to an `initialize`
+ * the front answered already (one answer per request). A difference between the two is logged.
+ */
+function answersOf(front: StdioFront, stdout: Writable, log?: (message: string) => void): Writable {
+  let dropped = false
+  return new Writable({
+    write(chunk: Buffer, _encoding, callback) {
+      const early = front.earlyInitialize
+      if (early && !dropped) {
+        const text = chunk.toString('utf8')
+        let message: { id?: unknown; result?: unknown } | undefined
+        try {
+          message = JSON.parse(text) as { id?: unknown; result?: unknown }
+        } catch {
+          message = undefined
+        }
+        if (message && message.id === early.id && 'result' in message) {
+          dropped = true
+          if (JSON.stringify(message.result) !== JSON.stringify(early.result)) {
+            log?.(`the early initialize answer differed from the SDK's: ${JSON.stringify(early.result)} vs ${JSON.stringify(message.result)}`)
+          }
+          return callback()
+        }
+      }
+      if (!stdout.writable) return callback()
+      if (stdout.write(chunk)) callback()
+      else stdout.once('drain', () => callback())
+    },
+  })
 }
