@@ -15,11 +15,12 @@ describe('yield to the background (dsh-bash mcp --yield-after)', () => {
   it('a call outlasting the yield time returns before a client timeout; bash_output then shows the rest and the status', async () => {
     const server = await startStdio(['--yield-after', '1'])
     cleanups.push(() => server.close())
-    // The client gives up after 4 s (as Codex does at tool_timeout_sec); the command takes 3.
+    await server.client.listTools() // the tools are loaded: the call below measures the command only
+    // The client gives up after 5 s (as Codex does at tool_timeout_sec); the command takes 6.
     const result = await server.client.callTool(
-      { name: 'bash', arguments: { command: 'echo begun; sleep 3; echo done', description: 'slow' } },
+      { name: 'bash', arguments: { command: 'echo begun; sleep 6; echo done', description: 'slow' } },
       undefined,
-      { timeout: 4_000 },
+      { timeout: 5_000 },
     )
     const text = (result.content as { text: string }[])[0].text
     const match = YIELD.exec(text)
