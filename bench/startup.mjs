@@ -2,7 +2,7 @@
  * MCP server start-up (issue 14, point 4): spawn → the `initialize` answer on stdio, per server,
  * interleaved rounds in a rotated order, median and p90. Run after `npx tsc -b`:
  *
- *   node bench/startup.mjs [--rounds N] [--commands DIR]
+ *   node bench/startup.mjs [--rounds N] [--commands DIR] [--also NAME=PATH/main.js …]
  *
  * Servers:
  * - `dsh-bash`: `node packages/cli/dist/main.js mcp --workdir <tmp>` (local executor, defaults);
@@ -10,7 +10,8 @@
  *   floor any server built on @modelcontextprotocol/sdk pays on this machine;
  * - `mcp-server-commands`: when `--commands DIR` names a directory where it is installed
  *   (`npm install mcp-server-commands` in a temp dir outside the repo; never in the lockfile);
- * - `node-bare`: `node -e` that answers at once, without loading anything (process start alone).
+ * - `node-bare`: `node -e` that answers at once, without loading anything (process start alone);
+ * - `--also NAME=PATH`: another build of the CLI (e.g. the commit before a change, built elsewhere).
  * The target is about dsh-bash's median; ratios against the others say how much is ours.
  */
 import { spawn } from 'node:child_process'
@@ -20,7 +21,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 
-const { values } = parseArgs({ options: { rounds: { type: 'string' }, commands: { type: 'string' } } })
+const { values } = parseArgs({ options: { rounds: { type: 'string' }, commands: { type: 'string' }, also: { type: 'string', multiple: true } } })
 const rounds = Number(values.rounds ?? 25)
 const here = (path) => fileURLToPath(new URL(path, import.meta.url))
 const workspace = mkdtempSync(join(tmpdir(), 'dsh-bench-startup-'))
@@ -40,6 +41,11 @@ const servers = {
     '-e',
     `process.stdin.once('data',()=>process.stdout.write(JSON.stringify({jsonrpc:'2.0',id:1,result:{}})+'\\n'));process.stdin.on('end',()=>process.exit(0))`,
   ],
+}
+for (const spec of values.also ?? []) {
+  const [name, path] = spec.split('=')
+  if (!name || !path || !existsSync(path)) throw new Error(`--also: expected NAME=PATH/main.js of a built CLI, got ${JSON.stringify(spec)}`)
+  servers[name] = [process.execPath, path, 'mcp', '--workdir', workspace]
 }
 if (values.commands) {
   const pkg = join(values.commands, 'node_modules', 'mcp-server-commands', 'package.json')
