@@ -108,6 +108,10 @@ export function resolveRequest(
     throw new Error('invalid workdir: expected a string')
   }
   const workdir = request.workdir === undefined || request.workdir === '' ? base : isAbsolute(request.workdir) ? resolvePath(request.workdir) : resolvePath(base, request.workdir)
+  const yieldAfterMs = request.yieldAfterMs
+  if (yieldAfterMs !== undefined && (typeof yieldAfterMs !== 'number' || !Number.isFinite(yieldAfterMs) || yieldAfterMs <= 0)) {
+    throw new Error(`invalid yieldAfterMs: expected a positive number, got ${JSON.stringify(yieldAfterMs ?? null)}`)
+  }
   if (request.env !== undefined) {
     for (const [name, value] of Object.entries(request.env)) {
       assertEnvName(name)
@@ -124,5 +128,6 @@ export function resolveRequest(
     env: request.env,
     sandboxMode,
     ...(typeof request.onOutput === 'function' ? { onOutput: request.onOutput } : {}),
+    ...(yieldAfterMs !== undefined ? { yieldAfterMs } : {}),
   }
 }

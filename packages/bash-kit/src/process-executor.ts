@@ -10,6 +10,7 @@ import {
   type BashRunResult,
   type BashTask,
   type BashTaskRead,
+  type CollectedOutput,
   unknownTaskError,
   type OutputListener,
 } from '@deepseek-ai/dsh-bash'
@@ -41,6 +42,8 @@ interface ActiveRun {
   /** Settles when the call is over and everything it launched is released. Never rejects. */
   finished: Promise<void>
 }
+
+const YIELD = Symbol('yield')
 
 const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref?.())
 
@@ -100,6 +103,7 @@ export abstract class ProcessExecutor extends BashExecutor {
     const stdout = this._collector(label, 'stdout')
     const stderr = this._collector(label, 'stderr')
     const startedAt = performance.now()
+    const startedAtEpoch = Date.now()
     let launched: LaunchedCommand
     try {
       launched = await this.launch(spec, label)
@@ -109,15 +113,24 @@ export abstract class ProcessExecutor extends BashExecutor {
       throw error
     }
     active.launched = launched
+    // Once the run yielded, the task owns the collectors and the launch: this call releases nothing.
+    let yielded = false
     try {
       const drain = collectBoth(launched, stdout, stderr, this.config.drainMs)
+      let live = true
       if (spec.onOutput) {
-        forwardLive(launched.stdout, 'stdout', spec.onOutput)
-        forwardLive(launched.stderr, 'stderr', spec.onOutput)
+        const listener = spec.onOutput
+        // Progress belongs to the call: a yielded command's later output is read with readOutput.
+        const forward: OutputListener = (stream, text) => live && listener(stream, text)
+        forwardLive(launched.stdout, 'stdout', forward)
+        forwardLive(launched.stderr, 'stderr', forward)
       }
       let cause: 'timeout' | 'abort' | 'dispose' | undefined
       let termination: Promise<void> | undefined
+      // The task a yield turned this run into; a `kill` of it that came first wins over the timeout.
+      let adopted: TaskEntry | undefined
       const stop = (why: 'timeout' | 'abort' | 'dispose') => {
+        if (adopted?.stopRequested) return
         cause ??= why
         termination ??= launched.terminate(this.config.graceMs)
       }
@@ -128,21 +141,54 @@ export abstract class ProcessExecutor extends BashExecutor {
       if (spec.signal?.aborted) onAbort()
       // A disposal that began while the command was being launched.
       if (this.disposing) stop('dispose')
-      const exit = await launched.exited
-      clearTimeout(timer)
-      spec.signal?.removeEventListener('abort', onAbort)
+      const ending = (async () => {
+        const exit = await launched.exited
+        clearTimeout(timer)
+        spec.signal?.removeEventListener('abort', onAbort)
+        let leftoverProcesses = 0
+        if (!termination) {
+          // The main process exited by itself: whatever it left behind is stopped and counted.
+          leftoverProcesses = await launched.countLeftovers()
+          if (leftoverProcesses > 0) termination = launched.terminate(this.config.graceMs)
+        }
+        // Escalation to SIGKILL runs to its end even though the main process is gone already.
+        await termination
+        await drain()
+        stdout.end()
+        stderr.end()
+        return { exit, leftoverProcesses }
+      })()
 
-      let leftoverProcesses = 0
-      if (!termination) {
-        // The main process exited by itself: whatever it left behind is stopped and counted.
-        leftoverProcesses = await launched.countLeftovers()
-        if (leftoverProcesses > 0) termination = launched.terminate(this.config.graceMs)
+      if (spec.yieldAfterMs !== undefined && spec.yieldAfterMs < spec.timeoutMs) {
+        let yieldTimer: ReturnType<typeof setTimeout> | undefined
+        const yieldTime = new Promise<typeof YIELD>((resolve) => (yieldTimer = setTimeout(() => resolve(YIELD), spec.yieldAfterMs)))
+        const first = await Promise.race([ending, yieldTime])
+        clearTimeout(yieldTimer)
+        // A command already being stopped (timeout, abort, disposal) ends as a foreground call.
+        if (first === YIELD && cause === undefined && !this.disposing) {
+          live = false
+          spec.signal?.removeEventListener('abort', onAbort)
+          yielded = true
+          const entry = this._adopt(spec, startedAtEpoch, launched, stdout, stderr)
+          adopted = entry
+          // The timer keeps running: the timeout still counts from the command's start.
+          void this._followYielded(entry, ending, () => (cause === 'timeout' ? `timed out after ${spec.timeoutMs}ms` : undefined))
+          return {
+            exitCode: null,
+            signal: null,
+            timedOut: false,
+            aborted: false,
+            timeoutMs: spec.timeoutMs,
+            stdout: soFar(stdout),
+            stderr: soFar(stderr),
+            durationMs: Math.round(performance.now() - startedAt),
+            leftoverProcesses: 0,
+            yieldedTo: entry.view.id,
+          }
+        }
       }
-      // Escalation to SIGKILL runs to its end even though the main process is gone already.
-      await termination
-      await drain()
-      stdout.end()
-      stderr.end()
+
+      const { exit, leftoverProcesses } = await ending
       const lost = launched.lostReason?.()
       if (lost) throw new Error(lost)
       if (cause === 'dispose' || this.disposing) throw new Error('the bash executor was disposed while the command ran')
@@ -164,12 +210,55 @@ export abstract class ProcessExecutor extends BashExecutor {
       this._keepRunSpills(stdout, stderr)
       return result
     } catch (error) {
-      stdout.dispose()
-      stderr.dispose()
+      if (!yielded) {
+        stdout.dispose()
+        stderr.dispose()
+      }
       throw error
     } finally {
-      await launched.release()
+      if (!yielded) await launched.release()
     }
+  }
+
+  /** Turns a running foreground command into a tracked background task (the yield). */
+  private _adopt(spec: BashExecSpec, startedAt: number, launched: LaunchedCommand, stdout: OutputCollector, stderr: OutputCollector): TaskEntry {
+    const entry: TaskEntry = {
+      view: new TaskView(`bash-${++this._taskSeq}`, spec.command, spec.workdir, startedAt),
+      owner: spec.owner,
+      stdout,
+      stderr,
+      launched,
+      processesGone: false,
+      stopRequested: false,
+    }
+    this._tasks.set(entry.view.id, entry)
+    return entry
+  }
+
+  /**
+   * The rest of a yielded run. It ends the way it would have in the foreground (leftovers stopped
+   * when the main process exits by itself, its timeout kills it), then finishes as a task.
+   */
+  private async _followYielded(
+    entry: TaskEntry,
+    ending: Promise<{ exit: ExitFacts }>,
+    timeoutReason: () => string | undefined,
+  ): Promise<void> {
+    let exit: ExitFacts = { exitCode: null, signal: null }
+    let failure: string | undefined
+    try {
+      ;({ exit } = await ending)
+    } catch (error) {
+      failure = messageOf(error)
+    }
+    entry.processesGone = true
+    const launched = entry.launched!
+    try {
+      await launched.release()
+    } catch (error) {
+      console.error(`[dsh-bash] releasing ${entry.view.id} failed:`, error)
+    }
+    this._finish(entry, exit, launched.lostReason?.() ?? failure ?? timeoutReason())
   }
 
   start(spec: BashExecSpec): BashTask {
@@ -349,6 +438,19 @@ export abstract class ProcessExecutor extends BashExecutor {
     }
     if (spec.signal?.aborted) throw new Error('the command was aborted before it started')
   }
+}
+
+/** The output of a yielded run up to now, consumed: the task's next read continues after it. */
+function soFar(collector: OutputCollector): CollectedOutput {
+  const read = collector.read()
+  const out: CollectedOutput = {
+    text: read.text,
+    truncated: read.lossy,
+    droppedBytes: read.lossy ? Math.max(0, collector.totalBytes - Buffer.byteLength(read.text)) : 0,
+    totalBytes: collector.totalBytes,
+  }
+  if (read.lossy && collector.spillPath) out.spillPath = collector.spillPath
+  return out
 }
 
 /** Decodes a stream for a live listener (progress); the listener's failures never reach the run. */

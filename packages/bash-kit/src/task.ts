@@ -5,7 +5,7 @@ export class TaskView implements BashTask {
   status: BashTaskStatus = 'running'
   exitCode: number | null = null
   signal: string | null = null
-  readonly startedAt = Date.now()
+  readonly startedAt: number
   endedAt: number | null = null
   reason?: string
   readonly done: Promise<BashTask>
@@ -15,7 +15,10 @@ export class TaskView implements BashTask {
     readonly id: string,
     readonly command: string,
     readonly workdir: string,
+    /** Epoch ms; a run that yielded into a task started before the task existed. */
+    startedAt = Date.now(),
   ) {
+    this.startedAt = startedAt
     this.done = new Promise((resolve) => {
       this.#resolve = resolve
     })

@@ -37,6 +37,14 @@ export interface BashExecRequest {
    * nothing in the result.
    */
   onOutput?: OutputListener
+  /**
+   * Yield time of a foreground `run`, in ms: a command still running this long after its start
+   * stops being a foreground call. `run` then resolves with the output so far and `yieldedTo` set,
+   * and the command goes on as a background task of the same owner (`get`, `readOutput`, `kill`,
+   * `onTaskDone` as for any task). Its timeout still applies, counted from its start. Omitted: the
+   * run never yields. Must be a positive finite number. Ignored by `start`.
+   */
+  yieldAfterMs?: number
 }
 
 /** Receives live foreground output (see `BashExecRequest.onOutput`). */
@@ -61,6 +69,8 @@ export interface BashExecSpec {
   readonly sandboxMode: SandboxMode | undefined
   /** Live output listener of a foreground run (see `BashExecRequest.onOutput`). */
   readonly onOutput?: OutputListener
+  /** Yield time of a foreground run (see `BashExecRequest.yieldAfterMs`); absent: never yields. */
+  readonly yieldAfterMs?: number
 }
 
 /** One output stream as collected by an executor. */
@@ -119,6 +129,15 @@ export interface BashRunResult {
   leftoverProcesses: number
   /** Present only for executors that confine. */
   sandbox?: SandboxFacts
+  /**
+   * Set only when the run yielded (`spec.yieldAfterMs`): the id of the background task the
+   * still-running command became. Then `exitCode` and `signal` are null, `timedOut`, `aborted` are
+   * false, `leftoverProcesses` is 0, `durationMs` is the time until the yield, and `stdout` /
+   * `stderr` hold the output up to the yield, already consumed: the task's first `readOutput`
+   * continues right after it (never repeating, never skipping). A truncated stream's `spillPath`
+   * names a file that is still growing. Never set when the command ended before the yield time.
+   */
+  yieldedTo?: string
 }
 
 /** `running` until no process of the task is left; `killed` when it died from any signal or was stopped by `kill`. */

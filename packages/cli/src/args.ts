@@ -1,4 +1,5 @@
 import { readFileSync, statSync } from 'node:fs'
+import type { ToolBashConfig } from '@deepseek-ai/dsh-tool-bash'
 import { resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 
@@ -19,13 +20,36 @@ export interface CommonOptions {
   workdir?: string
   /** A policy file, if given. */
   policy?: string
+  /** Settings of the bash tools (yield time, result budget); the library defaults when absent. */
+  toolBash?: ToolBashConfig
 }
 
 export interface McpOptions extends CommonOptions {
   http?: { host: string; port: number }
   token?: string
   allowedOrigins: string[]
+  /** Foreground calls yield to the background after this many ms; 0: never. */
+  yieldAfterMs: number
+  /** The per-result budget of `bash` and `bash_output` texts. */
+  resultBudget: { bytes: number; lines: number }
+  /** HTTP sessions without a request for this long are closed (ms); 0: never. */
+  idleTimeoutMs: number
 }
+
+/**
+ * The MCP server's own defaults, tuned for MCP clients (README: "Results and MCP clients"):
+ * - yield after 50 s: under the 60 s request timeout of the SDK's client, the shortest common one;
+ * - 10,000 bytes per result: under Codex's ~12,000-character middle cut, the smallest inline limit
+ *   (Claude Code and Qwen Code keep ~40 KB inline, Gemini CLI 40,000 characters);
+ * - 1,900 lines: under OpenCode's first 2,000 lines, with room for notices;
+ * - HTTP sessions idle for 30 minutes expire.
+ */
+export const MCP_DEFAULTS = {
+  yieldAfterSeconds: 50,
+  maxResultBytes: 10_000,
+  maxResultLines: 1_900,
+  idleTimeoutSeconds: 1800,
+} as const
 
 export type ReplOptions = CommonOptions
 
@@ -172,9 +196,30 @@ export function parseMcpArgs(args: string[]): McpOptions | 'help' {
     http: { type: 'string' },
     token: { type: 'string' },
     'allow-origin': { type: 'string', multiple: true },
+    'yield-after': { type: 'string' },
+    'max-result-bytes': { type: 'string' },
+    'max-result-lines': { type: 'string' },
+    'idle-timeout': { type: 'string' },
   })
   if (values.help) return 'help'
-  const options: McpOptions = { ...parseCommon(values), allowedOrigins: [] }
+  const yieldAfterMs = seconds('--yield-after', values['yield-after'], MCP_DEFAULTS.yieldAfterSeconds) * 1000
+  const resultBudget = {
+    bytes: count('--max-result-bytes', values['max-result-bytes'], MCP_DEFAULTS.maxResultBytes, 200),
+    lines: count('--max-result-lines', values['max-result-lines'], MCP_DEFAULTS.maxResultLines, 10),
+  }
+  const base = parseCommon(values)
+  // Whatever the executor keeps beyond the budget would be cut again: a stream over the budget
+  // spills to a file at once, so the cut names a file holding all of it.
+  if (base.executorConfig.maxOutputBytes === undefined) base.executorConfig.maxOutputBytes = resultBudget.bytes
+  const options: McpOptions = {
+    ...base,
+    allowedOrigins: [],
+    yieldAfterMs,
+    resultBudget,
+    idleTimeoutMs: seconds('--idle-timeout', values['idle-timeout'], MCP_DEFAULTS.idleTimeoutSeconds) * 1000,
+    toolBash: { resultBudget, ...(yieldAfterMs > 0 ? { yieldAfterMs } : {}) },
+  }
+  if (values['idle-timeout'] !== undefined && values.http === undefined) throw new UsageError('--idle-timeout: only used with --http')
   if (values.http !== undefined) options.http = parseHostPort(values.http)
   if (values.token !== undefined) {
     if (!options.http) throw new UsageError('--token: only used with --http')
@@ -195,6 +240,22 @@ export function parseMcpArgs(args: string[]): McpOptions | 'help' {
     options.allowedOrigins.push(origin)
   }
   return options
+}
+
+/** A number of seconds (0 allowed: off), or the default. */
+function seconds(flag: string, value: string | undefined, fallback: number): number {
+  if (value === undefined) return fallback
+  const parsed = /^\d{1,7}(\.\d{1,3})?$/.test(value) ? Number(value) : NaN
+  if (!Number.isFinite(parsed)) throw new UsageError(`${flag}: expected a number of seconds (0 = off), got ${JSON.stringify(value)}`)
+  return parsed
+}
+
+/** A whole number of at least `min`, or the default. */
+function count(flag: string, value: string | undefined, fallback: number, min: number): number {
+  if (value === undefined) return fallback
+  const parsed = /^\d{1,9}$/.test(value) ? Number(value) : NaN
+  if (!(parsed >= min)) throw new UsageError(`${flag}: expected a whole number of at least ${min}, got ${JSON.stringify(value)}`)
+  return parsed
 }
 
 export function parseReplArgs(args: string[]): ReplOptions | 'help' {

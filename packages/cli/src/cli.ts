@@ -17,9 +17,7 @@ function command<O>(help: string, parse: (args: string[]) => O | 'help', load: (
     async run(args) {
       const options = parse(args)
       if (options === 'help') return 'help'
-      // Loaded only now: help and usage errors stay fast.
-      const { logToStderr } = await import('./compose.js')
-      logToStderr()
+      // Loaded only now: help and usage errors stay fast. (composeApp sends cordis' logs to stderr.)
       const run = await load()
       return await run(options)
     },

@@ -1,9 +1,6 @@
 import { Context, Logger } from 'cordis'
-import { Agents } from '@deepseek-ai/dsh-agent'
+import type {} from '@deepseek-ai/dsh-agent'
 import type {} from '@deepseek-ai/dsh-bash'
-import { LocalExecutor } from '@deepseek-ai/dsh-bash-local'
-import { ToolBash } from '@deepseek-ai/dsh-tool-bash'
-import { ToolRegistry } from '@deepseek-ai/dsh-tools'
 import type { CommonOptions, ExecutorKind } from './args.js'
 import { StartupError, UsageError } from './errors.js'
 
@@ -17,8 +14,9 @@ export interface App {
 }
 
 
-/** The packages and exports of the executors that are loaded on demand. */
-const OPTIONAL_EXECUTORS: Record<Exclude<ExecutorKind, 'local'>, { module: string; export: string }> = {
+/** The packages and exports of the executors, each loaded only when chosen (a fast start). */
+const EXECUTOR_MODULES: Record<ExecutorKind, { module: string; export: string }> = {
+  local: { module: '@deepseek-ai/dsh-bash-local', export: 'LocalExecutor' },
   sandbox: { module: '@deepseek-ai/dsh-bash-sandbox', export: 'SandboxExecutor' },
   ssh: { module: '@deepseek-ai/dsh-bash-ssh', export: 'SshExecutor' },
 }
@@ -36,10 +34,9 @@ export function logToStderr(): void {
   }
 }
 
-/** The executor plugin class for a kind; sandbox and SSH are imported on demand. */
+/** The executor plugin class for a kind, imported on demand. */
 export async function loadExecutor(kind: ExecutorKind): Promise<PluginClass> {
-  if (kind === 'local') return LocalExecutor as unknown as PluginClass
-  const { module, export: name } = OPTIONAL_EXECUTORS[kind]
+  const { module, export: name } = EXECUTOR_MODULES[kind]
   let loaded: Record<string, unknown>
   try {
     // A variable specifier: these packages are optional and need not be built.
@@ -79,6 +76,13 @@ async function loadPolicy(path: string): Promise<{ plugin: unknown; config: unkn
  * the policy when one is given. Plugin failures, which cordis only logs, become a `StartupError`.
  */
 export async function composeApp(options: CommonOptions): Promise<App> {
+  logToStderr()
+  // Imported here, not at the top: `dsh-bash mcp` answers `initialize` before any of this loads.
+  const [{ Agents }, { ToolBash }, { ToolRegistry }] = await Promise.all([
+    import('@deepseek-ai/dsh-agent'),
+    import('@deepseek-ai/dsh-tool-bash'),
+    import('@deepseek-ai/dsh-tools'),
+  ])
   const Executor = await loadExecutor(options.executor)
   const policy = options.policy ? await loadPolicy(options.policy) : undefined
   const ctx = new Context()
@@ -91,7 +95,7 @@ export async function composeApp(options: CommonOptions): Promise<App> {
     ctx.plugin(Agents)
     const config = { ...options.executorConfig, ...(options.workdir ? { cwd: options.workdir } : {}) }
     ctx.plugin(Executor as never, config)
-    ctx.plugin(ToolBash)
+    ctx.plugin(ToolBash, options.toolBash ?? {})
     if (policy) ctx.plugin(policy.plugin as never, policy.config as never)
     await ctx.lifecycle.flush()
   } finally {

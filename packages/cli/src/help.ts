@@ -49,10 +49,20 @@ Flags:
   --token TOKEN           the bearer token HTTP clients must send (default: $DSH_BASH_TOKEN,
                           else a random token printed on stderr)
   --allow-origin ORIGIN   also accept browser requests from ORIGIN (repeatable; HTTP only)
+  --idle-timeout SECONDS  close an HTTP session after this long without a request; its tasks
+                          are killed (default 1800; 0 = never; an open call or stream keeps it)
+  --yield-after SECONDS   a foreground command still running after this long returns its output
+                          so far and continues as a background task (default 50, under the 60 s
+                          request timeout of many clients; 0 = off, calls wait for the command)
+  --max-result-bytes N    the most bytes of one tool result (default 10000: under the smallest
+                          inline limit of common clients, Codex's ~12,000 characters); longer
+                          output keeps its newest part, its full-output marker first
+  --max-result-lines N    the most lines of one tool result (default 1900: under OpenCode's 2,000)
 ${toolFlags({
   workdir: `  --workdir DIR           the workspace of every session (default: the client's first root,
                           else the current directory)`,
-  executorConfig: `  --executor-config JSON  executor settings as a JSON object, or @FILE (e.g. '{"timeoutMs":60000}')`,
+  executorConfig: `  --executor-config JSON  executor settings as a JSON object, or @FILE (e.g. '{"timeoutMs":60000}');
+                          maxOutputBytes defaults to --max-result-bytes here`,
 })}
 
 Stopping the server (stdin closed, SIGINT, SIGTERM) kills every task it started.

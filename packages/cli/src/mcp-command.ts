@@ -1,27 +1,68 @@
-import { generateToken, type HttpHandle, McpHost, serveHttp, serveStdio, type StdioHandle } from '@deepseek-ai/dsh-mcp'
+import type { HttpHandle, StdioHandle } from '@deepseek-ai/dsh-mcp'
 import type { McpOptions } from './args.js'
-import { attach, composeApp } from './compose.js'
 import { StartupError } from './errors.js'
 import { onStopSignals } from './signals.js'
 
-/** Runs `dsh-bash mcp`; resolves with the exit code once the server stopped. */
+/**
+ * The `instructions` of the initialize result: one sentence on what the tools are, then tool-bash's
+ * prompt section (markers, background tasks and polling). Clients that defer tools behind a tool
+ * search show a model only this and the tool names.
+ */
+export function mcpInstructions(promptSection: string): string {
+  return `These tools run shell commands on the user's machine: bash runs one, bash_output reads what a background task printed since the last read, bash_kill stops a task. ${promptSection}`
+}
+
+/**
+ * Runs `dsh-bash mcp`; resolves with the exit code once the server stopped.
+ *
+ * On stdio the front (`@deepseek-ai/dsh-mcp/front`, Node streams only) answers `initialize` before
+ * even the SDK loads (Codex gives a stdio server about a second; bench/startup.mjs), and
+ * `tools/list` / `tools/call` wait until the executor, the tools and the policy are loaded. Only what was asked for is imported:
+ * the HTTP stack with `--http`, the chosen executor, the policy with `--policy`.
+ */
 export async function runMcp(options: McpOptions): Promise<number> {
   // On stdio nothing but protocol messages may reach stdout, from the first plugin on.
   if (!options.http) console.log = console.info = console.debug = (...args: unknown[]) => console.error(...args)
-  const app = await composeApp(options)
-  const host = await attach(
-    app,
-    'dsh-mcp',
-    'the MCP server',
-    (ctx) => new McpHost(ctx, { cwd: options.workdir, log: (message) => process.stderr.write(`dsh-bash: ${message}\n`) }),
-  )
+  const log = (message: string) => void process.stderr.write(`dsh-bash: ${message}\n`)
+  // Light modules first: on stdio the front reads stdin and answers `initialize` while the rest loads.
+  const [{ DEFAULT_SERVER_INFO, StdioFront }, { bashPromptSection }] = await Promise.all([
+    import('@deepseek-ai/dsh-mcp/front'),
+    import('@deepseek-ai/dsh-tool-bash/prompt'),
+  ])
+  const instructions = mcpInstructions(bashPromptSection({ yieldAfterMs: options.yieldAfterMs }))
+  const front = options.http ? undefined : new StdioFront({ log, early: { serverInfo: DEFAULT_SERVER_INFO, instructions } })
+
+  const { McpHost } = await import('@deepseek-ai/dsh-mcp/host')
+  const host = new McpHost(undefined, { cwd: options.workdir, log, instructions })
+  let stdio: StdioHandle | undefined
+  if (front) {
+    const { serveStdio } = await import('@deepseek-ai/dsh-mcp/stdio')
+    stdio = await serveStdio(host, { front, log })
+  }
+
+  const { attach, composeApp } = await import('./compose.js')
+  let app: Awaited<ReturnType<typeof composeApp>>
+  try {
+    app = await composeApp(options)
+    await attach(app, 'dsh-mcp', 'the MCP server', (ctx) => host.bind(ctx))
+  } catch (error) {
+    await stdio?.close()
+    throw error
+  }
 
   let server: StdioHandle | HttpHandle
   if (options.http) {
+    const { generateToken, serveHttp } = await import('@deepseek-ai/dsh-mcp/http')
     const configured = options.token ?? process.env.DSH_BASH_TOKEN ?? undefined
     const token = configured || generateToken()
     try {
-      server = await serveHttp(host, { ...options.http, token, allowedOrigins: options.allowedOrigins })
+      server = await serveHttp(host, {
+        ...options.http,
+        token,
+        allowedOrigins: options.allowedOrigins,
+        idleTimeoutMs: options.idleTimeoutMs,
+        log,
+      })
     } catch (error) {
       await app.shutdown()
       throw new StartupError(`--http: cannot listen on ${options.http.host}:${options.http.port}: ${(error as Error).message}`)
@@ -29,7 +70,7 @@ export async function runMcp(options: McpOptions): Promise<number> {
     process.stderr.write(`dsh-bash: MCP server listening on ${server.url}\n`)
     if (!configured) process.stderr.write(`dsh-bash: bearer token: ${token}\n`)
   } else {
-    server = await serveStdio(host)
+    server = stdio!
   }
 
   const why = await new Promise<string>((resolve) => {

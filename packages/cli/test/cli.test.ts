@@ -49,6 +49,11 @@ describe('dsh-bash: help, usage errors and exit codes', () => {
     [['mcp', '--workdir', '/no/such/dir'], 'dsh-bash: --workdir: no such directory "/no/such/dir"\nTry "dsh-bash mcp --help".\n'],
     [['mcp', '--executor', 'docker'], 'dsh-bash: --executor: expected one of local, sandbox, ssh, got "docker"\nTry "dsh-bash mcp --help".\n'],
     [['mcp', '--token', 't'], 'dsh-bash: --token: only used with --http\nTry "dsh-bash mcp --help".\n'],
+    [['mcp', '--idle-timeout', '60'], 'dsh-bash: --idle-timeout: only used with --http\nTry "dsh-bash mcp --help".\n'],
+    [['mcp', '--yield-after', 'soon'], 'dsh-bash: --yield-after: expected a number of seconds (0 = off), got "soon"\nTry "dsh-bash mcp --help".\n'],
+    [['mcp', '--yield-after=-1'], 'dsh-bash: --yield-after: expected a number of seconds (0 = off), got "-1"\nTry "dsh-bash mcp --help".\n'],
+    [['mcp', '--max-result-bytes', '100'], 'dsh-bash: --max-result-bytes: expected a whole number of at least 200, got "100"\nTry "dsh-bash mcp --help".\n'],
+    [['mcp', '--max-result-lines', '1.5'], 'dsh-bash: --max-result-lines: expected a whole number of at least 10, got "1.5"\nTry "dsh-bash mcp --help".\n'],
     [['mcp', '--http', '127.0.0.1:0', '--allow-origin', 'localhost'], 'dsh-bash: --allow-origin: expected an origin like http://localhost:6274, got "localhost"\nTry "dsh-bash mcp --help".\n'],
     [['mcp', '--policy', '/no/such/policy.yaml'], 'dsh-bash: --policy: no such file "/no/such/policy.yaml"\nTry "dsh-bash mcp --help".\n'],
     [['repl', '--executor-config', '{bad'], 'dsh-bash: --executor-config: expected a JSON object or @FILE, got "{bad"\nTry "dsh-bash repl --help".\n'],
@@ -121,14 +126,32 @@ describe('argument parsing', () => {
   })
 
   it('gives defaults and resolves the workdir', () => {
-    expect(parseMcpArgs([])).toEqual({ executor: 'local', executorConfig: {}, allowedOrigins: [] })
+    const mcpDefaults = {
+      yieldAfterMs: 50_000,
+      resultBudget: { bytes: 10_000, lines: 1_900 },
+      idleTimeoutMs: 1_800_000,
+      toolBash: { yieldAfterMs: 50_000, resultBudget: { bytes: 10_000, lines: 1_900 } },
+    }
+    expect(parseMcpArgs([])).toEqual({ executor: 'local', executorConfig: { maxOutputBytes: 10_000 }, allowedOrigins: [], ...mcpDefaults })
     expect(parseMcpArgs(['--http', '0.0.0.0:1', '--token', 'abc', '--allow-origin', 'http://a.example', '--allow-origin', 'https://b.example:8443'])).toEqual({
       executor: 'local',
-      executorConfig: {},
+      executorConfig: { maxOutputBytes: 10_000 },
       http: { host: '0.0.0.0', port: 1 },
       token: 'abc',
       allowedOrigins: ['http://a.example', 'https://b.example:8443'],
+      ...mcpDefaults,
     })
+    // The MCP tuning flags; 0 turns the yield off; an explicit executor memory bound is kept.
+    expect(
+      parseMcpArgs(['--http', '127.0.0.1:0', '--yield-after', '0', '--max-result-bytes', '4000', '--max-result-lines', '100', '--idle-timeout', '2.5', '--executor-config', '{"maxOutputBytes":64000}']),
+    ).toMatchObject({
+      yieldAfterMs: 0,
+      resultBudget: { bytes: 4000, lines: 100 },
+      idleTimeoutMs: 2500,
+      executorConfig: { maxOutputBytes: 64000 },
+      toolBash: { resultBudget: { bytes: 4000, lines: 100 } },
+    })
+    expect(parseMcpArgs(['--yield-after', '0']).toolBash).toEqual({ resultBudget: { bytes: 10_000, lines: 1_900 } })
     expect(parseReplArgs(['--workdir', '.', '--executor-config', '{"timeoutMs":5}'])).toEqual({
       executor: 'local',
       executorConfig: { timeoutMs: 5 },
@@ -142,6 +165,7 @@ describe('argument parsing', () => {
     expect(parseMcpArgs(['--executor', 'sandbox', '--sandbox-mode', 'read-only', '--network', 'on']).executorConfig).toEqual({
       mode: 'read-only',
       network: true,
+      maxOutputBytes: 10_000,
     })
     const ssh = parseMcpArgs([
       '--executor', 'ssh', '--workdir', '/srv',
@@ -153,6 +177,7 @@ describe('argument parsing', () => {
         { username: 'alice', host: 'build-1', port: 22, privateKeyPath: '/etc/hostname', hostKey: { knownHostsPath: '/etc/hosts' } },
         { username: 'bob', host: '::1', port: 2222, privateKeyPath: '/etc/hostname', hostKey: { knownHostsPath: '/etc/hosts' } },
       ],
+      maxOutputBytes: 10_000,
     })
   })
 })

@@ -6,7 +6,7 @@ import { type CallToolResult, ListRootsRequestSchema, type ProgressNotification 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import {
-  BASH_DESCRIPTION,
+  bashDescription,
   BASH_KILL_DESCRIPTION,
   BASH_OUTPUT_DESCRIPTION,
   bashParameters,
@@ -58,7 +58,7 @@ describe('dsh-bash mcp over stdio (real server process, SDK client)', () => {
   it('tools/list gives exactly the three tools with their JSON schemas', async () => {
     const { tools } = await server.client.listTools()
     expect(tools.map((tool) => tool.name)).toEqual(['bash', 'bash_output', 'bash_kill'])
-    expect(tools[0]).toMatchObject({ description: BASH_DESCRIPTION, inputSchema: schema(bashParameters) })
+    expect(tools[0]).toMatchObject({ description: bashDescription({ yieldAfterMs: 50_000 }), inputSchema: schema(bashParameters) })
     expect(tools[1]).toMatchObject({ description: BASH_OUTPUT_DESCRIPTION, inputSchema: schema(taskParameters) })
     expect(tools[2]).toMatchObject({ description: BASH_KILL_DESCRIPTION, inputSchema: schema(taskParameters) })
     expect(tools[0].inputSchema.required).toEqual(['command', 'description'])
@@ -77,17 +77,41 @@ describe('dsh-bash mcp over stdio (real server process, SDK client)', () => {
     expect(await bash(server.client, command, extra)).toEqual({ texts: [expected], isError: false })
   })
 
-  it('a long output keeps its tail and names the complete spill file', async () => {
+  it('seq 1 200000: the marker and its path first, the newest lines last, the whole within the MCP budget', async () => {
     const { texts, isError } = await bash(server.client, 'seq 1 200000')
     expect(isError).toBe(false)
-    const match = /^([\s\S]*)\n\[output truncated; full output: (\/.*dsh-bash-.*-stdout\.log)\]$/.exec(texts[0])
+    const text = texts[0]
+    const match = /^\[output truncated; full output: (\/.*dsh-bash-.*-stdout\.log)\]\n([\s\S]*)$/.exec(text)
     expect(match).not.toBeNull()
     const full = `${Array.from({ length: 200000 }, (_, i) => i + 1).join('\n')}\n`
-    const tail = match![1]
-    expect(Buffer.byteLength(tail)).toBeLessThanOrEqual(64000)
-    expect(Buffer.byteLength(tail)).toBeGreaterThan(63000)
+    const tail = match![2]
     expect(full.endsWith(tail)).toBe(true)
-    expect(readFileSync(match![2], 'utf8')).toBe(full)
+    expect(tail.endsWith('199999\n200000\n')).toBe(true)
+    // The defaults shown by --help: 10,000 bytes and 1,900 lines per result.
+    expect(Buffer.byteLength(text)).toBeLessThanOrEqual(10_000)
+    expect(Buffer.byteLength(text)).toBeGreaterThan(9_000)
+    expect(text.split('\n').length).toBeLessThanOrEqual(1_900)
+    expect(readFileSync(match![1], 'utf8')).toBe(full)
+
+    // Each client's documented cut of a tool result (issue 14), applied to what we send.
+    const cuts: Record<string, (t: string) => string> = {
+      // Over ~40 KB: moved to a file, the model sees a 2 KB (2,000-character) preview of the head.
+      'Claude Code': (t) => (t.length > 40_000 ? t.slice(0, 2_000) : t),
+      'Qwen Code': (t) => (t.length > 40_000 ? t.slice(0, 2_000) : t),
+      // The first 2,000 lines (and 50 KB).
+      OpenCode: (t) => Buffer.from(t.split('\n').slice(0, 2_000).join('\n')).subarray(0, 50 * 1024).toString(),
+      // The middle cut out, head and tail kept, to about 12,000 characters.
+      Codex: (t) => (t.length > 12_000 ? `${t.slice(0, 6_000)}…${t.slice(-6_000)}` : t),
+      // The first 8,000 and the last 32,000 characters.
+      'Gemini CLI': (t) => (t.length > 40_000 ? `${t.slice(0, 8_000)}…${t.slice(-32_000)}` : t),
+    }
+    for (const [client, cut] of Object.entries(cuts)) {
+      const seen = cut(text)
+      expect(seen.endsWith('\n200000\n'), client).toBe(true)
+      expect(seen.startsWith(`[output truncated; full output: ${match![1]}]\n`), client).toBe(true)
+    }
+    // Even a client that kept only the first 2,000 characters would keep the path.
+    expect(text.slice(0, 2_000)).toContain(match![1])
   })
 
   it.each([

@@ -3,6 +3,7 @@ import type { Context } from 'cordis'
 import type {} from '@deepseek-ai/dsh-agent'
 import type {} from '@deepseek-ai/dsh-bash'
 import type { ApprovalDecision, ApprovalRequest, ApprovalService } from '@deepseek-ai/dsh-tools'
+import { DEFAULT_SERVER_INFO } from './front.js'
 import { McpSession, type SessionOptions } from './session.js'
 
 export interface McpHostOptions {
@@ -23,6 +24,12 @@ export interface McpHostOptions {
   approval?: boolean
   /** Where diagnostics go. Default: stderr. */
   log?: (message: string) => void
+  /**
+   * The `instructions` of the initialize result: a few sentences a model reads before it loads the
+   * tools (clients that defer tools behind a tool search show only names). The CLI passes
+   * tool-bash's `bashPromptSection()` with an opening sentence. Default: none.
+   */
+  instructions?: string
 }
 
 /**
@@ -37,28 +44,49 @@ export class McpHost {
   private readonly _options: SessionOptions
   private _seq = 0
   private _closed = false
+  private _ctx: Context | undefined
+  private readonly _context: Promise<Context>
+  private _bindContext!: (ctx: Context) => void
 
-  constructor(
-    private readonly ctx: Context,
-    options: McpHostOptions = {},
-  ) {
+  /**
+   * @param ctx the context providing `tools` and `agents`. Omitted: call `bind(ctx)` later; sessions
+   *   created before that answer `initialize` at once and wait for it before listing or calling tools
+   *   (a fast start: the tools load while the client initializes).
+   */
+  constructor(ctx?: Context, options: McpHostOptions = {}) {
     const log = options.log ?? ((message: string) => process.stderr.write(`dsh-mcp: ${message}\n`))
     if (options.cwd !== undefined && !isAbsolute(options.cwd)) throw new Error(`cwd must be an absolute path, got ${JSON.stringify(options.cwd)}`)
     const interval = options.progressIntervalMs ?? 1000
     if (!(Number.isFinite(interval) && interval > 0)) throw new Error(`progressIntervalMs must be a positive number, got ${JSON.stringify(interval)}`)
     this._options = {
-      name: options.name ?? 'dsh-bash',
-      version: options.version ?? '0.1.0',
+      name: options.name ?? DEFAULT_SERVER_INFO.name,
+      version: options.version ?? DEFAULT_SERVER_INFO.version,
       cwd: options.cwd,
       fallbackCwd: resolve(process.cwd()),
       progressIntervalMs: interval,
       rootsTimeoutMs: options.rootsTimeoutMs ?? 5000,
       log,
+      ...(options.instructions ? { instructions: options.instructions } : {}),
     }
-    if (options.approval !== false) {
+    this._approval = options.approval !== false
+    this._context = new Promise<Context>((resolve) => (this._bindContext = resolve))
+    if (ctx) this.bind(ctx)
+  }
+
+  private readonly _approval: boolean
+
+  /**
+   * Gives the host its context (once). Call it inside a plugin that injects `tools` and `agents`:
+   * the approval service it registers is undone with that plugin.
+   */
+  bind(ctx: Context): void {
+    if (this._ctx) throw new Error('the MCP host is already bound to a context')
+    this._ctx = ctx
+    if (this._approval) {
       const service: ApprovalService = { request: (request) => this.approve(request) }
       ctx.set('approval', service)
     }
+    this._bindContext(ctx)
   }
 
   /** The live sessions. */
@@ -69,7 +97,7 @@ export class McpHost {
   /** A new session; connect `session.server` to a transport. */
   createSession(): McpSession {
     if (this._closed) throw new Error('the MCP host is closed')
-    const session = new McpSession(this.ctx, this._options, `s${++this._seq}`, (s) => this._sessions.delete(s))
+    const session = new McpSession(this._ctx ?? this._context, this._options, `s${++this._seq}`, (s) => this._sessions.delete(s))
     this._sessions.add(session)
     return session
   }

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net'
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js'
 import type { McpHost } from './host.js'
+import { checkMessage, errorResponse, INVALID_REQUEST } from './protocol.js'
 import type { McpSession } from './session.js'
 
 export interface HttpOptions {
@@ -19,6 +20,26 @@ export interface HttpOptions {
   allowedHosts?: string[]
   /** Largest accepted request body (bytes). Default 16 MiB. */
   maxBodyBytes?: number
+  /**
+   * A session with no request for this long (ms) is closed as if its client had sent `DELETE`:
+   * its running tasks are killed. An open request of the session (a GET stream, a call in progress,
+   * hence a running foreground command) keeps it alive; its background tasks do not. 0: never.
+   * Default 30 minutes.
+   */
+  idleTimeoutMs?: number
+  /** Diagnostics (expired sessions). Default: none. */
+  log?: (message: string) => void
+}
+
+/** The default of `HttpOptions.idleTimeoutMs`. */
+export const DEFAULT_IDLE_TIMEOUT_MS = 30 * 60 * 1000
+
+interface SessionEntry {
+  transport: StreamableHTTPServerTransport
+  session: McpSession
+  /** Requests of this session still open (GET streams, POSTs awaiting their response). */
+  open: number
+  idleTimer?: ReturnType<typeof setTimeout>
 }
 
 export interface HttpHandle {
@@ -56,8 +77,34 @@ export async function serveHttp(host: McpHost, options: HttpOptions): Promise<Ht
   const bind = options.host ?? '127.0.0.1'
   if (typeof options.token !== 'string' || options.token === '') throw new Error('a bearer token is required')
   const maxBody = options.maxBodyBytes ?? 16 * 1024 * 1024
+  const idleMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS
+  if (!(Number.isFinite(idleMs) && idleMs >= 0)) throw new Error(`idleTimeoutMs must be 0 (never) or a positive number, got ${JSON.stringify(idleMs)}`)
   const expected = digest(options.token)
-  const sessions = new Map<string, { transport: StreamableHTTPServerTransport; session: McpSession }>()
+  const sessions = new Map<string, SessionEntry>()
+
+  /** Starts the idle clock of a session that has nothing open. */
+  const arm = (id: string, entry: SessionEntry) => {
+    clearTimeout(entry.idleTimer)
+    entry.idleTimer = undefined
+    if (idleMs === 0 || entry.open > 0 || entry.session.busy || entry.session.closed) return
+    entry.idleTimer = setTimeout(() => {
+      if (entry.open > 0 || entry.session.busy || sessions.get(id) !== entry) return
+      options.log?.(`session ${entry.session.label} expired after ${Math.round(idleMs / 1000)}s without a request; its tasks are killed`)
+      sessions.delete(id)
+      // As if the client had sent DELETE: the transport closes, then the session (its tasks are killed).
+      void entry.transport.close().finally(() => entry.session.close())
+    }, Math.min(idleMs, 2 ** 31 - 1))
+    entry.idleTimer.unref?.()
+  }
+  /** Counts a request as open until its response is finished or its connection gone. */
+  const track = (id: string, entry: SessionEntry, res: ServerResponse) => {
+    entry.open++
+    clearTimeout(entry.idleTimer)
+    res.once('close', () => {
+      entry.open--
+      arm(id, entry)
+    })
+  }
   // The accepted `Host` values; set once the port is known, before the first request.
   let hosts: Set<string> | undefined
 
@@ -79,20 +126,26 @@ export async function serveHttp(host: McpHost, options: HttpOptions): Promise<Ht
     if (sessionId !== undefined) {
       const entry = sessions.get(sessionId)
       if (!entry) return reply(res, 404, 'session not found', -32001)
+      track(sessionId, entry, res)
       const body = req.method === 'POST' ? await readJson(req, res, maxBody) : undefined
       if (body === INVALID) return
+      if (body !== undefined && refuseMalformed(body, res)) return
       return entry.transport.handleRequest(req, res, body)
     }
     if (req.method !== 'POST') return reply(res, 400, 'bad request: no Mcp-Session-Id header', -32000)
     const body = await readJson(req, res, maxBody)
     if (body === INVALID) return
+    if (refuseMalformed(body, res)) return
     if (!isInitializeRequest(body)) return reply(res, 400, 'bad request: no Mcp-Session-Id header and not an initialize request', -32000)
 
     const session = host.createSession()
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => {
-        sessions.set(id, { transport, session })
+        const entry: SessionEntry = { transport, session, open: 0 }
+        sessions.set(id, entry)
+        session.onCallSettled = () => arm(id, entry)
+        track(id, entry, res)
       },
     })
     const previous = session.server.onclose
@@ -127,6 +180,7 @@ export async function serveHttp(host: McpHost, options: HttpOptions): Promise<Ht
   const close = () => {
     closing ??= (async () => {
       const stopped = new Promise<void>((resolve) => server.close(() => resolve()))
+      for (const entry of sessions.values()) clearTimeout(entry.idleTimer)
       await Promise.all([...sessions.values()].map(({ session }) => session.close()))
       sessions.clear()
       server.closeAllConnections()
@@ -139,6 +193,19 @@ export async function serveHttp(host: McpHost, options: HttpOptions): Promise<Ht
 }
 
 const INVALID = Symbol('invalid')
+
+/** Answers a malformed message (or any malformed member of a batch) with a JSON-RPC error; true when it did. */
+function refuseMalformed(body: unknown, res: ServerResponse): boolean {
+  for (const message of Array.isArray(body) ? body : [body]) {
+    const verdict = checkMessage(message)
+    if (verdict.pass) continue
+    const refusal = verdict.refusal ?? { id: null, code: INVALID_REQUEST, message: 'invalid request: a malformed notification' }
+    res.writeHead(400, { 'Content-Type': 'application/json' })
+    res.end(JSON.stringify(errorResponse(refusal)))
+    return true
+  }
+  return false
+}
 
 async function readJson(req: IncomingMessage, res: ServerResponse, max: number): Promise<unknown> {
   const chunks: Buffer[] = []

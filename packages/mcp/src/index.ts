@@ -1,5 +1,15 @@
 export { McpHost, type McpHostOptions } from './host.js'
 export { McpSession, type SessionOptions } from './session.js'
-export { serveStdio, type StdioHandle } from './stdio.js'
-export { serveHttp, generateToken, isLoopback, MCP_PATH, type HttpOptions, type HttpHandle } from './http.js'
+export { serveStdio, DEFAULT_MAX_LINE_BYTES, type StdioHandle, type StdioOptions } from './stdio.js'
+export { serveHttp, generateToken, isLoopback, MCP_PATH, DEFAULT_IDLE_TIMEOUT_MS, type HttpOptions, type HttpHandle } from './http.js'
+export { checkMessage, type Refusal, type Verdict } from './protocol.js'
 export { approvalMessage, approvalSchema, decisionOf } from './elicit.js'
+export {
+  StdioFront,
+  initializeResult,
+  PROTOCOL_VERSIONS,
+  SERVER_CAPABILITIES,
+  DEFAULT_SERVER_INFO,
+  type EarlyInitialize,
+  type StdioFrontOptions,
+} from './front.js'

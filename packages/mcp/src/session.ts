@@ -16,6 +16,7 @@ import {
   type ServerRequest,
 } from '@modelcontextprotocol/sdk/types.js'
 import { approvalMessage, approvalSchema, decisionOf } from './elicit.js'
+import { SERVER_CAPABILITIES } from './front.js'
 
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>
 
@@ -34,6 +35,8 @@ export interface SessionOptions {
   rootsTimeoutMs: number
   /** Diagnostics (never stdout: stdio MCP uses it). */
   log(message: string): void
+  /** The `instructions` of the initialize result (what a model reads before it loads the tools). */
+  instructions?: string
 }
 
 /**
@@ -53,9 +56,15 @@ export class McpSession {
   private _closed = false
   private readonly _calls = new Map<string, Extra>()
   private _seq = 0
+  /** Called whenever a tool call ends (an idle timer may start). */
+  onCallSettled?: () => void
 
+  /**
+   * @param context the app's context, or a promise of it while the app is still loading: `initialize`
+   *   is answered at once, `tools/list` and `tools/call` wait for it.
+   */
   constructor(
-    private readonly ctx: Context,
+    private readonly context: Context | Promise<Context>,
     private readonly options: SessionOptions,
     label: string,
     private readonly onClose: (session: McpSession) => void,
@@ -63,7 +72,7 @@ export class McpSession {
     this.label = label
     this.server = new Server(
       { name: options.name, version: options.version },
-      { capabilities: { tools: {}, logging: {} } },
+      { capabilities: { ...SERVER_CAPABILITIES }, ...(options.instructions ? { instructions: options.instructions } : {}) },
     )
     this.server.setRequestHandler(ListToolsRequestSchema, () => this.listTools())
     this.server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
@@ -81,9 +90,15 @@ export class McpSession {
     return this._closed
   }
 
+  /** True while a tool call of this session is in progress (a foreground command may be running). */
+  get busy(): boolean {
+    return this._calls.size > 0
+  }
+
   /** `tools/list`: exactly the registry's published schemas. */
-  listTools(): ListToolsResult {
-    const tools = this.ctx.get('tools')?.schemas() ?? []
+  async listTools(): Promise<ListToolsResult> {
+    const ctx = await this.context
+    const tools = ctx.get('tools')?.schemas() ?? []
     return {
       tools: tools.map((tool) => ({
         name: tool.name,
@@ -96,7 +111,19 @@ export class McpSession {
   /** `tools/call`: through `ctx.tools.execute` with this session's agent; pending notices ride along. */
   async callTool(name: string, args: unknown, extra: Extra): Promise<CallToolResult> {
     if (this._closed) return errorResult('the MCP session is closed')
-    const tools = this.ctx.get('tools')
+    const callId = `${this.label}-${++this._seq}`
+    this._calls.set(callId, extra)
+    try {
+      return await this.executeCall(callId, name, args, extra)
+    } finally {
+      this._calls.delete(callId)
+      this.onCallSettled?.()
+    }
+  }
+
+  private async executeCall(callId: string, name: string, args: unknown, extra: Extra): Promise<CallToolResult> {
+    const ctx = await this.context
+    const tools = ctx.get('tools')
     if (!tools) return errorResult('the tools are not available (the server is shutting down)')
     let agent: Agent
     try {
@@ -104,8 +131,6 @@ export class McpSession {
     } catch (error) {
       return errorResult(error instanceof Error ? error.message : String(error))
     }
-    const callId = `${this.label}-${++this._seq}`
-    this._calls.set(callId, extra)
     const progress = this.startProgress(extra)
     try {
       const result = await tools.execute({
@@ -121,7 +146,6 @@ export class McpSession {
       return { content: [...result.content, ...notices].map(copyBlock), isError: result.isError }
     } finally {
       progress.stop()
-      this._calls.delete(callId)
     }
   }
 
@@ -153,7 +177,7 @@ export class McpSession {
   private async createAgent(extra?: Extra): Promise<Agent> {
     const cwd = this.options.cwd ?? (await this.rootCwd(extra)) ?? this.options.fallbackCwd
     if (this._closed) throw new Error('the MCP session is closed')
-    const agents = this.ctx.get('agents')
+    const agents = (await this.context).get('agents')
     if (!agents) throw new Error('the agents service is not available (the server is shutting down)')
     // The agent id is a label for logs (unique even with several hosts in one app); the token is the owner.
     const agent = agents.create({ id: `mcp-${this.label}-${randomBytes(3).toString('hex')}`, session: { id: this.token, cwd } })
@@ -236,7 +260,9 @@ export class McpSession {
     this._unlisten?.()
     this._agent?.dispose()
     this.onClose(this)
-    const bash = this.ctx.get('bash')
+    // A session closed while the app is still loading has no tasks yet.
+    const ctx = this.context instanceof Promise ? await Promise.race([this.context, Promise.resolve(undefined)]) : this.context
+    const bash = ctx?.get('bash')
     if (bash) {
       const mine = bash.list().filter((task) => task.status === 'running' && bash.ownerOf(task.id) === this.token)
       await Promise.all(mine.map((task) => bash.kill(task.id).catch(() => false)))

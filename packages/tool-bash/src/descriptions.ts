@@ -17,3 +17,36 @@ export const BASH_OUTPUT_DESCRIPTION = `Read the new output of a background bash
 Returns only what the task printed since your previous bash_output call for it (stdout, then a "[stderr]" section), or "(no new output)", followed by its status: "[status: running]", "[status: completed, exit code: N]" or "[status: killed …]". If "[some output was dropped from memory; full output: PATH]" appears, read that file for what you missed. Poll again later while the status is running.`
 
 export const BASH_KILL_DESCRIPTION = `Stop a background bash task started with run_in_background: every process it started is terminated (SIGTERM, then SIGKILL after a grace period). Returns "killed background task ID", or "task ID had already finished" when it had ended by itself. Use bash_output to read what it printed.`
+
+/** The sentence the `bash` description gains when foreground calls yield (`yieldAfterMs`). */
+export function yieldSentence(yieldAfterMs: number): string {
+  return `\n- A foreground command still running after ${formatSeconds(yieldAfterMs)} returns what it printed so far and continues as a background task, ending its result with "[still running after Ns; continues as background task ID: …]": poll that task with bash_output and stop it with bash_kill like any other.`
+}
+
+/** The `bash` description for a configuration. */
+export function bashDescription(options: { sandbox?: boolean; yieldAfterMs?: number } = {}): string {
+  let text = BASH_DESCRIPTION
+  if (options.yieldAfterMs) text += yieldSentence(options.yieldAfterMs)
+  if (options.sandbox) text += SANDBOX_ADDENDUM
+  return text
+}
+
+/**
+ * The short text a host adds to its system prompt (or an MCP server to its `instructions`) when
+ * these tools are loaded: what the markers mean and what to do with them, background tasks and
+ * polling. Two sentences.
+ */
+export function bashPromptSection(options: { yieldAfterMs?: number } = {}): string {
+  const yielding = options.yieldAfterMs
+    ? ` (a foreground command still running after ${formatSeconds(options.yieldAfterMs)} continues as one too, its result ending with "[still running after Ns; continues as background task ID: …]")`
+    : ''
+  return [
+    'Each bash call runs in a fresh non-interactive shell (pass "workdir" instead of cd); its result ends with status markers in square brackets such as "[exit code: N]" or "[timed out after Nms]", and "[output truncated; full output: PATH]" names a file holding all of the output: read it with grep, head or tail rather than running the command again.',
+    `Start servers, watchers and long builds with run_in_background${yielding}, then poll the task with bash_output until its status is no longer running (a finished task is announced only with your next request, so keep polling) and stop it with bash_kill.`,
+  ].join(' ')
+}
+
+function formatSeconds(ms: number): string {
+  const seconds = ms / 1000
+  return `${Number.isInteger(seconds) ? seconds : seconds.toFixed(1)} seconds`
+}

@@ -1,5 +1,14 @@
-export { ToolBash, NOTICE_SOURCE, type NoticeTarget } from './plugin.js'
+export { ToolBash, NOTICE_SOURCE, type NoticeTarget, type ToolBashConfig } from './plugin.js'
 export * from './render.js'
 export * from './schema.js'
-export { BASH_DESCRIPTION, BASH_OUTPUT_DESCRIPTION, BASH_KILL_DESCRIPTION, SANDBOX_ADDENDUM } from './descriptions.js'
+export {
+  BASH_DESCRIPTION,
+  BASH_OUTPUT_DESCRIPTION,
+  BASH_KILL_DESCRIPTION,
+  SANDBOX_ADDENDUM,
+  bashDescription,
+  bashPromptSection,
+  yieldSentence,
+} from './descriptions.js'
+export { type ResultBudget, checkBudget, tailWithin, lineCount, fits } from './budget.js'
 export { presentBashCall, presentBashResult, presentTaskCall, presentTaskResult } from './present.js'

@@ -2,7 +2,8 @@ import { isAbsolute, resolve as resolvePath } from 'node:path'
 import type { Context } from 'cordis'
 import type { BashExecRequest, BashTask } from '@deepseek-ai/dsh-bash'
 import type { ApprovalService, ToolCall, ToolCaller, ToolContent } from '@deepseek-ai/dsh-tools'
-import { BASH_DESCRIPTION, BASH_KILL_DESCRIPTION, BASH_OUTPUT_DESCRIPTION, SANDBOX_ADDENDUM } from './descriptions.js'
+import { type ResultBudget, checkBudget } from './budget.js'
+import { BASH_KILL_DESCRIPTION, BASH_OUTPUT_DESCRIPTION, bashDescription } from './descriptions.js'
 import { presentBashCall, presentBashResult, presentTaskCall, presentTaskResult } from './present.js'
 import {
   alreadyFinishedText,
@@ -41,6 +42,34 @@ function ownerToken(call: ToolCall): string | undefined {
   return call.agent?.session?.header?.id
 }
 
+/** Settings of the tools. Library defaults keep the contract's behaviour; the MCP server tunes them. */
+export interface ToolBashConfig {
+  /**
+   * Yield time of foreground calls in ms: a command still running this long returns what it
+   * printed so far, ending with the `[still running after Ns; …]` marker, and continues as a
+   * background task of the caller's session. Unset or 0: never (calls wait for the command).
+   */
+  yieldAfterMs?: number
+  /**
+   * Fit every result text of `bash` and `bash_output` within this many bytes and lines, truncation
+   * markers first (see budget.ts). Unset: the contract's layout, sized only by the executor.
+   */
+  resultBudget?: ResultBudget
+}
+
+function checkConfig(config: ToolBashConfig | undefined): ToolBashConfig {
+  const checked: ToolBashConfig = {}
+  const yieldAfterMs = config?.yieldAfterMs
+  if (yieldAfterMs !== undefined && yieldAfterMs !== 0) {
+    if (!(typeof yieldAfterMs === 'number' && Number.isFinite(yieldAfterMs) && yieldAfterMs > 0)) {
+      throw new Error(`tool-bash: yieldAfterMs must be a positive number of ms or 0 (off), got ${JSON.stringify(yieldAfterMs)}`)
+    }
+    checked.yieldAfterMs = yieldAfterMs
+  }
+  if (config?.resultBudget !== undefined) checked.resultBudget = { ...checkBudget(config.resultBudget, 'tool-bash: resultBudget') }
+  return checked
+}
+
 /**
  * Registers `bash`, `bash_output` and `bash_kill` over `ctx.bash`, and delivers completion notices.
  * Pending until both `ctx.tools` and an executor (`ctx.bash`) are loaded; unloading removes it all.
@@ -48,12 +77,14 @@ function ownerToken(call: ToolCall): string | undefined {
 export const ToolBash = {
   name: 'tool-bash',
   inject: ['tools', 'bash'],
-  apply(ctx: Context) {
+  apply(ctx: Context, rawConfig?: ToolBashConfig) {
+    const config = checkConfig(rawConfig)
     const confines = ctx.bash.sandboxMode !== undefined
+    const budget = config.resultBudget
 
     ctx.tools.register({
       name: 'bash',
-      description: confines ? BASH_DESCRIPTION + SANDBOX_ADDENDUM : BASH_DESCRIPTION,
+      description: bashDescription({ sandbox: confines, yieldAfterMs: config.yieldAfterMs }),
       parameters: confines ? sandboxedBashParameters : bashParameters,
       presentCall: presentBashCall,
       presentResult: presentBashResult,
@@ -73,13 +104,14 @@ export const ToolBash = {
           owner: ownerToken(call),
           sandboxMode,
         }
+        if (config.yieldAfterMs !== undefined && !args.run_in_background) request.yieldAfterMs = config.yieldAfterMs
         if (call.onProgress && !args.run_in_background) request.onOutput = newestLineReporter(call.onProgress)
         // One lookup per call: every `ctx.bash` access goes through cordis' context proxies.
         const bash = ctx.bash
         const spec = bash.resolve(request)
         if (args.run_in_background) return startedText(bash.start(spec).id)
         const result = await bash.run(spec)
-        const text = renderRunResult(result, { escalationHint: confines && approvalOf(ctx) !== undefined })
+        const text = renderRunResult(result, { escalationHint: confines && approvalOf(ctx) !== undefined, budget })
         if (result.aborted) return { content: [{ type: 'text', text: `Error: the command was aborted\n${text}` }], isError: true }
         return text
       },
@@ -95,7 +127,7 @@ export const ToolBash = {
         const args = rawArgs as TaskArgs
         checkTaskArgs(args)
         assertAccess(ctx, args.task_id, call)
-        return renderRead(ctx.bash.readOutput(args.task_id))
+        return renderRead(ctx.bash.readOutput(args.task_id), { budget })
       },
     })
 

@@ -1,4 +1,5 @@
 import type { BashRunResult, BashTask, BashTaskRead, CollectedOutput } from '@deepseek-ai/dsh-bash'
+import { type BudgetStream, layoutWithinBudget, type ResultBudget } from './budget.js'
 
 /**
  * Text shaping only: every string the model reads is built here, byte for byte as the contract
@@ -11,8 +12,17 @@ export function appendMarkers(body: string, markers: readonly string[]): string 
   return `${body}${body === '' || body.endsWith('\n') ? '' : '\n'}${markers.join('\n')}`
 }
 
+function truncationMarker(output: CollectedOutput): string {
+  return `[output truncated; full output: ${output.spillPath ?? '(unavailable)'}]`
+}
+
 function truncationLine(output: CollectedOutput): string {
-  return `\n[output truncated; full output: ${output.spillPath ?? '(unavailable)'}]`
+  return `\n${truncationMarker(output)}`
+}
+
+/** The last line of a foreground result that yielded to the background (spec §6a). */
+export function yieldMarker(seconds: number, taskId: string): string {
+  return `[still running after ${seconds}s; continues as background task ${taskId}: read it with bash_output, stop it with bash_kill]`
 }
 
 /** The streams part of a foreground result: stdout, then the `[stderr]` section, or `(no output)`. */
@@ -32,8 +42,18 @@ export interface RunMarkerOptions {
   escalationHint?: boolean
 }
 
+export interface RenderOptions extends RunMarkerOptions {
+  /**
+   * Fit the text within this budget, truncation markers first (see budget.ts). Unset: the
+   * contract's layout, whatever the size (the executor's memory bound is the only cut).
+   */
+  budget?: ResultBudget
+}
+
 /** The status markers of a foreground result, in contract order. */
 export function runMarkers(result: BashRunResult, options: RunMarkerOptions = {}): string[] {
+  // A yielded command has not ended: its only marker says where it went.
+  if (result.yieldedTo !== undefined) return [yieldMarker(Math.floor(result.durationMs / 1000), result.yieldedTo)]
   const markers: string[] = []
   if (result.leftoverProcesses > 0 && !result.timedOut && !result.aborted) {
     markers.push(
@@ -56,8 +76,15 @@ export function runMarkers(result: BashRunResult, options: RunMarkerOptions = {}
 }
 
 /** The whole foreground result text. */
-export function renderRunResult(result: BashRunResult, options: RunMarkerOptions = {}): string {
-  return appendMarkers(renderStreams(result), runMarkers(result, options))
+export function renderRunResult(result: BashRunResult, options: RenderOptions = {}): string {
+  const markers = runMarkers(result, options)
+  const plain = appendMarkers(renderStreams(result), markers)
+  if (!options.budget) return plain
+  const streams: BudgetStream[] = [
+    { text: result.stdout.text, truncated: result.stdout.truncated, marker: truncationMarker(result.stdout), label: '' },
+    { text: result.stderr.text, truncated: result.stderr.truncated, marker: truncationMarker(result.stderr), label: '[stderr]\n' },
+  ]
+  return layoutWithinBudget(streams, plain, markers, options.budget) ?? plain
 }
 
 /** `[status: …]` for a task. */
@@ -74,15 +101,33 @@ export function statusLine(task: Pick<BashTask, 'status' | 'exitCode' | 'signal'
 }
 
 /** The `bash_output` text for one read. */
-export function renderRead(read: BashTaskRead): string {
+export function renderRead(read: BashTaskRead, options: { budget?: ResultBudget } = {}): string {
   const body = read.delta === '' ? '(no new output)' : read.delta
-  const lines: string[] = []
-  if (read.lossy) {
-    const paths = [read.spillPaths.stdout, read.spillPaths.stderr].filter((p): p is string => typeof p === 'string')
-    lines.push(`[some output was dropped from memory; full output: ${paths.length > 0 ? paths.join(', ') : '(unavailable)'}]`)
+  const paths = [read.spillPaths.stdout, read.spillPaths.stderr].filter((p): p is string => typeof p === 'string')
+  const dropped = `[some output was dropped from memory; full output: ${paths.length > 0 ? paths.join(', ') : '(unavailable)'}]`
+  const plain = appendMarkers(body, [...(read.lossy ? [dropped] : []), statusLine(read.task)])
+  if (!options.budget) return plain
+  // The delta's own [stderr] section is kept apart, so a cut inside it keeps its label.
+  const label = '[stderr]\n'
+  let out = read.delta
+  let err = ''
+  if (read.delta.startsWith(label)) {
+    out = ''
+    err = read.delta.slice(label.length)
+  } else {
+    const at = read.delta.lastIndexOf(`\n${label}`)
+    if (at !== -1) {
+      out = read.delta.slice(0, at + 1)
+      err = read.delta.slice(at + 1 + label.length)
+    }
   }
-  lines.push(statusLine(read.task))
-  return appendMarkers(body, lines)
+  const streams: BudgetStream[] = [
+    { text: out, truncated: read.lossy, marker: dropped, label: '' },
+    { text: err, truncated: false, marker: dropped, label },
+  ]
+  const laid = layoutWithinBudget(streams, plain, [statusLine(read.task)], options.budget)
+  // Both streams share one marker line: say it once.
+  return laid === undefined ? plain : laid.replace(`${dropped}\n${dropped}\n`, `${dropped}\n`)
 }
 
 /** The completion notice injected into the owning agent. */
