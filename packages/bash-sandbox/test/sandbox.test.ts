@@ -131,6 +131,27 @@ describe.skipIf(reason !== undefined)('sandbox executor with real bwrap', () => 
       expect(readFileSync(join(repo, 'file'), 'utf8')).toBe('work\n')
     })
 
+    it('a background task carries its sandbox facts before onTaskDone fires', async () => {
+      const executor = await sandbox({ mode: 'read-only' })
+      const seen: unknown[] = []
+      executor.onTaskDone((task) => seen.push({ id: task.id, status: task.status, sandbox: task.sandbox }))
+      const denied = executor.start(executor.resolve({ command: `echo x > ${join(outside.path, 'bg')}` }))
+      const fine = executor.start(executor.resolve({ command: 'exit 3' }))
+      expect(denied.sandbox).toBeUndefined()
+      await Promise.all([denied.done, fine.done])
+      expect(seen).toContainEqual({
+        id: denied.id,
+        status: 'completed',
+        sandbox: { mode: 'read-only', accessDenied: true, escalations: ['workspace-write', 'danger-full-access'] },
+      })
+      expect(seen).toContainEqual({
+        id: fine.id,
+        status: 'completed',
+        sandbox: { mode: 'read-only', accessDenied: false, escalations: ['workspace-write', 'danger-full-access'] },
+      })
+      expect(existsSync(join(outside.path, 'bg'))).toBe(false)
+    })
+
     it('a workspace outside /tmp works the same way', async () => {
       const root = join(outside.path, 'ws')
       mkdirSync(root)

@@ -1,8 +1,18 @@
 import { generateToken, type HttpHandle, McpHost, serveHttp, serveStdio, type StdioHandle } from '@deepseek-ai/dsh-mcp'
+import { MODE_ORDER } from '@deepseek-ai/dsh-tool-bash'
 import type { McpOptions } from './args.js'
 import { attach, composeApp } from './compose.js'
 import { StartupError } from './errors.js'
 import { onStopSignals } from './signals.js'
+
+/**
+ * The sandbox modes a client may choose for its session: the executor's default and every narrower
+ * mode (a client can only confine itself further; wider access goes through an approved escalation).
+ */
+export function sessionModes(defaultMode: string | undefined): string[] {
+  const rank = defaultMode === undefined ? -1 : (MODE_ORDER as readonly string[]).indexOf(defaultMode)
+  return rank < 0 ? [] : MODE_ORDER.slice(0, rank + 1)
+}
 
 /** Runs `dsh-bash mcp`; resolves with the exit code once the server stopped. */
 export async function runMcp(options: McpOptions): Promise<number> {
@@ -13,7 +23,12 @@ export async function runMcp(options: McpOptions): Promise<number> {
     app,
     'dsh-mcp',
     'the MCP server',
-    (ctx) => new McpHost(ctx, { cwd: options.workdir, log: (message) => process.stderr.write(`dsh-bash: ${message}\n`) }),
+    (ctx) =>
+      new McpHost(ctx, {
+        cwd: options.workdir,
+        sessionSandboxModes: sessionModes(ctx.get('bash')?.sandboxMode),
+        log: (message) => process.stderr.write(`dsh-bash: ${message}\n`),
+      }),
   )
 
   let server: StdioHandle | HttpHandle

@@ -19,6 +19,14 @@ export interface McpHostOptions {
   progressIntervalMs?: number
   /** How long to wait for the client's answer to `roots/list` (ms). Default 5000. */
   rootsTimeoutMs?: number
+  /**
+   * The sandbox modes a client may choose for its session, in its `initialize` request:
+   * `capabilities: { experimental: { "dsh-bash": { sandboxMode: "read-only" } } }`. Its commands
+   * then run under that mode, and escalations are measured against it. Default: none (a client
+   * that asks is refused with the reason on every tool call). Offer only modes no wider than the
+   * executor's default unless every client may be trusted with the wider ones.
+   */
+  sessionSandboxModes?: readonly string[]
   /** Register the routing approval service as `ctx.approval`. Default true. */
   approval?: boolean
   /** Where diagnostics go. Default: stderr. */
@@ -53,6 +61,7 @@ export class McpHost {
       fallbackCwd: resolve(process.cwd()),
       progressIntervalMs: interval,
       rootsTimeoutMs: options.rootsTimeoutMs ?? 5000,
+      sessionSandboxModes: [...(options.sessionSandboxModes ?? [])],
       log,
     }
     if (options.approval !== false) {

@@ -1,5 +1,5 @@
 export { McpHost, type McpHostOptions } from './host.js'
-export { McpSession, type SessionOptions } from './session.js'
+export { McpSession, SESSION_CAPABILITY, type SessionOptions } from './session.js'
 export { serveStdio, type StdioHandle } from './stdio.js'
 export { serveHttp, generateToken, isLoopback, MCP_PATH, type HttpOptions, type HttpHandle } from './http.js'
 export { approvalMessage, approvalSchema, decisionOf } from './elicit.js'
