@@ -1,3 +1,4 @@
+import { readdirSync, readlinkSync } from 'node:fs'
 import { PassThrough, type Readable } from 'node:stream'
 import { constants as osConstants } from 'node:os'
 import type { CollectedOutput, SandboxFacts } from '@deepseek-ai/dsh-bash'
@@ -6,6 +7,27 @@ import { isLive } from '@deepseek-ai/dsh-bash-local'
 import { bwrapSaid, readStatus } from './bwrap.js'
 import { type SandboxModeName, widerModes } from './config.js'
 import { showsDeniedWrite } from './denial.js'
+
+/** Live processes in the PID namespace whose init is `init` (a host pid), the init excluded. */
+function namespaceMembers(init: number): number {
+  let namespace: string
+  try {
+    namespace = readlinkSync(`/proc/${init}/ns/pid`)
+  } catch {
+    return 0
+  }
+  let members = 0
+  for (const name of readdirSync('/proc')) {
+    const pid = Number(name)
+    if (!Number.isInteger(pid) || pid <= 0 || pid === init) continue
+    try {
+      if (readlinkSync(`/proc/${pid}/ns/pid`) === namespace && isLive(pid)) members++
+    } catch {
+      // Gone, or not ours to inspect.
+    }
+  }
+  return members
+}
 
 /** Signal numbers to names (`9` → `SIGKILL`). */
 const SIGNAL_NAMES = new Map<number, string>(Object.entries(osConstants.signals).map(([name, number]) => [number, name]))
@@ -82,7 +104,11 @@ export class SandboxedCommand implements LaunchedCommand {
     // The sandbox's init lives exactly as long as some process of the command does: it is no leftover.
     const initAlive = init !== undefined && isLive(init)
     const count = await this.inner.countLeftovers()
-    return Math.max(0, count - (initAlive ? 1 : 0))
+    // The local tracker may not see every process: under marker containment, `env -i setsid …`
+    // drops the marker (measured: such a process was not counted, so nothing stopped it, and it
+    // outlived the call with the init waiting for it). The PID namespace sees them all.
+    const members = initAlive ? namespaceMembers(init) : 0
+    return Math.max(0, count - (initAlive ? 1 : 0), members)
   }
 
   terminate(graceMs: number): Promise<void> {

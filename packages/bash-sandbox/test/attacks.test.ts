@@ -374,4 +374,22 @@ describe.skipIf(reason !== undefined)('escape attempts', () => {
       })
     })
   }
+
+  describe('processes outliving the call, marker containment (found through /proc, not a cgroup)', () => {
+    it('a process that drops the marker (env -i setsid) is still found through the PID namespace and stopped', async () => {
+      const ws = scratchDir('dsh-attack-marker-')
+      const instance = await createSandbox({ mode: 'workspace-write', workspaceRoot: ws.path, cwd: ws.path, containment: 'marker' })
+      try {
+        const m = `dsh-attack-${random()}${random()}`
+        const result = await instance.executor.run(
+          instance.executor.resolve({ command: `env -i setsid bash -c 'exec -a ${m} sleep 300' & sleep 0.2; echo started` }),
+        )
+        expect(result.leftoverProcesses).toBe(1)
+        expect(await countProcesses(m)).toBe(0)
+      } finally {
+        await instance.dispose()
+        ws.remove()
+      }
+    })
+  })
 })
