@@ -20,6 +20,8 @@ export type ConfinedMode = 'read-only' | 'workspace-write'
 
 /** The descriptor bwrap reads the seccomp program from (`--seccomp`), after the status file. */
 export const SECCOMP_FD = 4
+/** The first descriptor of the git protections' sources (`--bind-fd`), after the seccomp program. */
+export const FIRST_PROTECTION_FD = 5
 
 export interface BwrapPlan {
   mode: ConfinedMode
@@ -52,7 +54,10 @@ export function bwrapArgs(plan: BwrapPlan): string[] {
   const bindRoot = () => {
     args.push(writable ? '--bind' : '--ro-bind', root, root)
     if (writable) {
-      for (const p of plan.protections) args.push(p.kind === 'pin' ? '--bind' : '--ro-bind', p.path, p.path)
+      for (const p of plan.protections) {
+        if (p.fd === undefined) args.push(p.kind === 'pin' ? '--bind' : '--ro-bind', p.path, p.path)
+        else args.push(p.kind === 'pin' ? '--bind-fd' : '--ro-bind-fd', String(p.fd), p.path)
+      }
     }
   }
   if (writable && !rootUnderTmp) bindRoot()

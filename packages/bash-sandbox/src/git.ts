@@ -13,12 +13,18 @@ import { dirname, isAbsolute, join, relative, resolve as resolvePath, sep } from
  * writable bind of itself, so that no parent can be renamed away with the protection inside it.
  */
 
-/** One entry of the plan, applied by bwrap in order after the writable bind of the workspace root. */
-export type GitProtection =
-  /** A writable bind of a directory onto itself: it can no longer be renamed or removed. */
-  | { kind: 'pin'; path: string }
-  /** A read-only bind of an existing path onto itself. */
-  | { kind: 'read-only'; path: string }
+/**
+ * One entry of the plan, applied by bwrap in order after the writable bind of the workspace root:
+ * `pin`, a writable bind of a directory onto itself (it can no longer be renamed or removed);
+ * `read-only`, a read-only bind of an existing path onto itself. `fd`, when set, is the descriptor
+ * number (in bwrap) of the source, opened and checked by the executor (`--bind-fd`): a path that a
+ * running command swaps for a symbolic link meanwhile cannot redirect the mount to a host path.
+ */
+export interface GitProtection {
+  kind: 'pin' | 'read-only'
+  path: string
+  fd?: number
+}
 
 /** What the workspace's git metadata needs: existing paths to keep read-only, missing ones to guard. */
 export interface GitPlan {
@@ -48,12 +54,13 @@ const strictlyWithin = (path: string, dir: string) => path !== dir && isWithin(p
 export function findGitMetadata(root: string): GitPlan {
   const readOnly = new Set<string>()
   const missing = new Set<string>()
-  const add = (found: string | undefined) => {
+  /** `guard`: a missing path gets a guard (only for paths named by read-only metadata). */
+  const add = (found: string | undefined, guard = true) => {
     // A mount follows a symbolic link: protect its target (a dangling link is left alone).
     const path = found && isSymlink(found) ? real(found, false) : found
     if (!path || !strictlyWithin(path, root) || readOnly.size + missing.size >= MAX_GIT_PATHS) return
     if (exists(path)) readOnly.add(path)
-    else missing.add(path)
+    else if (guard) missing.add(path)
   }
   /** A work tree's `.git` entry (dir, file or missing) and the gitdir it leads to. */
   const workTree = (dir: string, depth: number) => {
@@ -111,10 +118,11 @@ export function findGitMetadata(root: string): GitPlan {
     }
   }
   workTree(root, 0)
-  // Submodules named by `.gitmodules` (which the command can edit: it only adds protections).
+  // Submodules named by `.gitmodules` (which the command can edit: it only adds protections, and
+  // never a guard, which would create directories on the host where it says).
   for (const path of gitmodulesPaths(join(root, '.gitmodules'))) {
     const tree = real(resolvePath(root, path))
-    if (tree && strictlyWithin(tree, root)) add(join(tree, '.git'))
+    if (tree && strictlyWithin(tree, root)) add(join(tree, '.git'), false)
   }
   const ordered = (set: Set<string>) => [...set].sort()
   // A path inside another read-only path is covered by it.
@@ -137,8 +145,8 @@ export function gitMounts(root: string, protectedPaths: string[]): GitProtection
   }
   const byDepth = (a: string, b: string) => a.split(sep).length - b.split(sep).length || a.localeCompare(b)
   return [
-    ...[...pins].sort(byDepth).map((path) => ({ kind: 'pin' as const, path })),
-    ...[...protectedPaths].sort(byDepth).map((path) => ({ kind: 'read-only' as const, path })),
+    ...[...pins].sort(byDepth).map((path): GitProtection => ({ kind: 'pin', path })),
+    ...[...protectedPaths].sort(byDepth).map((path): GitProtection => ({ kind: 'read-only', path })),
   ]
 }
 

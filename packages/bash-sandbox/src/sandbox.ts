@@ -1,10 +1,10 @@
-import { closeSync, existsSync, mkdirSync, openSync, realpathSync, rmdirSync, writeFileSync } from 'node:fs'
+import { closeSync, existsSync, fstatSync, constants as fsConstants, mkdirSync, openSync, readlinkSync, realpathSync, rmdirSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import type { TransformInput, TransformResult } from '@deepseek-ai/dsh-bash-local'
-import { bwrapArgs, openStatusFile, probeBwrap, removeFile } from './bwrap.js'
+import { bwrapArgs, FIRST_PROTECTION_FD, openStatusFile, probeBwrap, removeFile } from './bwrap.js'
 import { SandboxedCommand } from './command.js'
 import { checkRequestedMode, type SandboxExecutorConfig, type SandboxModeName } from './config.js'
-import { findGitMetadata, gitMounts } from './git.js'
+import { findGitMetadata, type GitProtection, gitMounts } from './git.js'
 import { buildSeccompFilter } from './seccomp.js'
 
 /** The start of every refusal when the sandbox cannot work on this machine. */
@@ -89,12 +89,21 @@ export class BwrapSandbox {
     const cleanup: Array<() => void> = []
     const fds: number[] = []
     try {
-      let protections: ReturnType<typeof gitMounts> = []
+      const statusPath = join(privateDir, `dsh-bash-${label}-bwrap.json`)
+      // Handed to bwrap as fd 3 (`--json-status-fd 3`), fd 4 (`--seccomp 4`), then the protections.
+      fds.push(openStatusFile(statusPath))
+      cleanup.push(() => removeFile(statusPath))
+      fds.push(openSync(this.seccompPath!, 'r'))
+      let protections: GitProtection[] = []
       if (mode === 'workspace-write') {
         const git = findGitMetadata(workspaceRoot)
         const guarded = this.guards.acquire(workspaceRoot, git.missing, git.readOnly)
         cleanup.push(() => this.guards.release(guarded))
-        protections = gitMounts(workspaceRoot, [...new Set([...git.readOnly, ...guarded])])
+        protections = gitMounts(workspaceRoot, [...new Set([...git.readOnly, ...guarded])]).map((protection) => {
+          fds.push(openChecked(protection.path))
+          // extraFds become fd 3, 4, … in bwrap: this one is the last so far.
+          return { ...protection, fd: FIRST_PROTECTION_FD + fds.length - 3 }
+        })
       }
       const args = bwrapArgs({
         mode,
@@ -106,11 +115,6 @@ export class BwrapSandbox {
         // The private directory (full outputs, long scripts) lives under /tmp by default: keep it readable.
         readOnlyExtras: [realpathSync(privateDir)],
       })
-      const statusPath = join(privateDir, `dsh-bash-${label}-bwrap.json`)
-      // Handed to bwrap as fd 3 (`--json-status-fd 3`) and fd 4 (`--seccomp 4`).
-      fds.push(openStatusFile(statusPath))
-      cleanup.push(() => removeFile(statusPath))
-      fds.push(openSync(this.seccompPath!, 'r'))
       return {
         kind: 'launch',
         line: { file: bwrapPath!, args: [...args, '--', line.file, ...line.args], joinsThroughBashEnv: false, monitor: true, extraFds: fds },
@@ -124,6 +128,33 @@ export class BwrapSandbox {
     }
   }
 }
+
+/**
+ * Opens a path to protect, for `--bind-fd`: without following a final symbolic link, without
+ * blocking on a FIFO, and checks that the descriptor is the directory or file at exactly `path`
+ * (no symbolic link on the way, which a running command may have swapped in since the scan).
+ */
+function openChecked(path: string): number {
+  let fd: number
+  try {
+    fd = openSync(path, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW | fsConstants.O_NONBLOCK)
+  } catch (error) {
+    throw new Error(`${CHANGED}: ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`)
+  }
+  try {
+    const stat = fstatSync(fd)
+    if (!stat.isDirectory() && !stat.isFile()) throw new Error(`${CHANGED}: ${path} is neither a directory nor a file`)
+    const opened = readlinkSync(`/proc/self/fd/${fd}`)
+    if (opened !== path) throw new Error(`${CHANGED}: ${path} leads to ${opened}`)
+    return fd
+  } catch (error) {
+    closeQuietly(fd)
+    throw error
+  }
+}
+
+/** The start of the error when a protected path moved between the scan and the launch. */
+const CHANGED = 'the workspace\'s git metadata changed while the sandbox was being set up, so no command was run'
 
 function closeQuietly(fd: number): void {
   try {

@@ -5,7 +5,7 @@
  * from the host: the only thing that counts is what changed outside the sandbox.
  */
 import { execFileSync, spawn, spawnSync } from 'node:child_process'
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:net'
 import { networkInterfaces } from 'node:os'
 import { join } from 'node:path'
@@ -374,6 +374,42 @@ describe.skipIf(reason !== undefined)('escape attempts', () => {
       })
     })
   }
+
+  describe('a running command races the next launch (workspace-write)', () => {
+    it('swapping a pinned directory for a symbolic link to the host never makes the host writable', async () => {
+      const ws = scratchDir('dsh-attack-race-')
+      const target = join(outside, `race-${random()}`)
+      mkdirSync(target)
+      const instance = await createSandbox({ mode: 'workspace-write', workspaceRoot: ws.path, cwd: ws.path })
+      const executor = instance.executor
+      try {
+        mkdirSync(join(ws.path, 'a', 'b'), { recursive: true })
+        writeFileSync(join(ws.path, 'a', 'b', '.git'), 'gitdir: nowhere\n')
+        // Started before .gitmodules names a/b, so a is not pinned in its own sandbox: it swaps it.
+        const swapper = executor.start(
+          executor.resolve({
+            command: `printf '[submodule "b"]\\n\\tpath = a/b\\n' > .gitmodules; perl -e 'my $end = time + 10; while (time < $end) { rename "a", "a.real"; symlink $ARGV[0], "a"; select(undef, undef, undef, 0.002); unlink "a"; rename "a.real", "a"; select(undef, undef, undef, 0.001) }' ${target}`,
+          }),
+        )
+        let started = 0
+        for (let i = 0; i < 60; i++) {
+          try {
+            const result = await executor.run(executor.resolve({ command: `echo pwned > ${target}/pwned-${i}; echo pwned > a/pwned-${i}` }))
+            started += result.exitCode === null ? 0 : 1
+          } catch (error) {
+            // Refusing to start is fine: the metadata moved under the scan.
+            expect(String(error)).toMatch(/changed while the sandbox was being set up|bwrap/)
+          }
+        }
+        await executor.kill(swapper.id)
+        expect(started).toBeGreaterThan(0)
+        expect(readdirSync(target)).toEqual([])
+      } finally {
+        await instance.dispose()
+        ws.remove()
+      }
+    })
+  })
 
   describe('processes outliving the call, marker containment (found through /proc, not a cgroup)', () => {
     it('a process that drops the marker (env -i setsid) is still found through the PID namespace and stopped', async () => {

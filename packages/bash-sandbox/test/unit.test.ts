@@ -203,7 +203,14 @@ describe('findGitMetadata and gitMounts', () => {
     writeFileSync(join(root, '.git', 'modules', 'lib', 'config'), '[core]\n\tworktree = ../../../vendor/lib\n')
     mkdirSync(join(root, 'vendor', 'lib'), { recursive: true })
     writeFileSync(join(root, 'vendor', 'lib', '.git'), 'gitdir: ../../.git/modules/lib\n')
-    writeFileSync(join(root, '.gitmodules'), '[submodule "x"]\n\tpath = deps/x\n\turl = ../x\n')
+    // .gitmodules (writable by commands) adds existing paths only, never a guard.
+    writeFileSync(join(root, '.gitmodules'), '[submodule "x"]\n\tpath = deps/x\n\turl = ../x\n[submodule "y"]\n\tpath = deps/y\n')
+    mkdirSync(join(root, 'deps', 'x'), { recursive: true })
+    writeFileSync(join(root, 'deps', 'x', '.git'), 'gitdir: ../../.git/modules/x\n')
+    // A submodule named by read-only metadata but not checked out: its .git is guarded.
+    mkdirSync(join(root, '.git', 'modules', 'z'), { recursive: true })
+    writeFileSync(join(root, '.git', 'modules', 'z', 'HEAD'), '')
+    writeFileSync(join(root, '.git', 'modules', 'z', 'config'), '[core]\n\tworktree = ../../../deps/z\n')
     mkdirSync(join(root, '.git', 'worktrees', 'wt'), { recursive: true })
     mkdirSync(join(root, 'wt'))
     writeFileSync(join(root, 'wt', '.git'), `gitdir: ${join(root, '.git', 'worktrees', 'wt')}\n`)
@@ -213,19 +220,21 @@ describe('findGitMetadata and gitMounts', () => {
     mkdirSync(join(root, '.husky'))
     const plan = findGitMetadata(root)
     expect(plan).toEqual({
-      readOnly: [join(root, '.git'), join(root, '.husky'), join(root, 'vendor', 'lib', '.git'), join(root, 'wt', '.git')],
-      missing: [join(root, 'deps', 'x', '.git')],
+      readOnly: [join(root, '.git'), join(root, '.husky'), join(root, 'deps', 'x', '.git'), join(root, 'vendor', 'lib', '.git'), join(root, 'wt', '.git')],
+      missing: [join(root, 'deps', 'z', '.git')],
     })
     expect(gitMounts(root, [...plan.readOnly, ...plan.missing])).toEqual([
       { kind: 'pin', path: join(root, 'deps') },
       { kind: 'pin', path: join(root, 'vendor') },
       { kind: 'pin', path: join(root, 'wt') },
       { kind: 'pin', path: join(root, 'deps', 'x') },
+      { kind: 'pin', path: join(root, 'deps', 'z') },
       { kind: 'pin', path: join(root, 'vendor', 'lib') },
       { kind: 'read-only', path: join(root, '.git') },
       { kind: 'read-only', path: join(root, '.husky') },
       { kind: 'read-only', path: join(root, 'wt', '.git') },
       { kind: 'read-only', path: join(root, 'deps', 'x', '.git') },
+      { kind: 'read-only', path: join(root, 'deps', 'z', '.git') },
       { kind: 'read-only', path: join(root, 'vendor', 'lib', '.git') },
     ])
   })
