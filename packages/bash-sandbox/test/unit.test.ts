@@ -145,6 +145,11 @@ describe('bwrapArgs', () => {
     ])
   })
 
+  it('protections with a source descriptor are bound from it', () => {
+    const args = bwrapArgs({ ...base, protections: [{ kind: 'pin', path: '/work/repo/lib', fd: 5 }, { kind: 'read-only', path: '/work/repo/.git', fd: 6 }] })
+    expect(args.slice(3, 12)).toEqual(['--bind', '/work/repo', '/work/repo', '--bind-fd', '5', '/work/repo/lib', '--ro-bind-fd', '6', '/work/repo/.git'])
+  })
+
   it('read-only binds nothing writable; network on keeps the network namespace', () => {
     const args = bwrapArgs({ ...base, mode: 'read-only', network: true })
     expect(args).not.toContain('--bind')
