@@ -1,4 +1,4 @@
-import { existsSync, lstatSync, readdirSync, readFileSync, realpathSync } from 'node:fs'
+import { closeSync, constants as fsConstants, fstatSync, lstatSync, openSync, readdirSync, readSync, realpathSync } from 'node:fs'
 import { dirname, isAbsolute, join, relative, resolve as resolvePath, sep } from 'node:path'
 
 /**
@@ -185,9 +185,30 @@ function real(path: string, allowMissing = true): string | undefined {
   }
 }
 
+/** Git metadata files are small; more than this is not read (nor is anything but a regular file). */
+const MAX_METADATA_BYTES = 1024 * 1024
+
+/**
+ * Reads a metadata file the way a command cannot exploit: a FIFO placed there (`.gitmodules` is
+ * writable) must not block the server, a huge file must not fill its memory. Throws when unreadable.
+ */
+function readMetadata(path: string): string {
+  const fd = openSync(path, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK)
+  try {
+    const stat = fstatSync(fd)
+    if (!stat.isFile()) throw new Error(`${path} is not a regular file`)
+    const buffer = Buffer.allocUnsafe(Math.min(stat.size, MAX_METADATA_BYTES))
+    let length = 0
+    for (let n; length < buffer.length && (n = readSync(fd, buffer, length, buffer.length - length, null)) > 0; ) length += n
+    return buffer.subarray(0, length).toString('utf8')
+  } finally {
+    closeSync(fd)
+  }
+}
+
 function readLine(path: string): string | undefined {
   try {
-    const line = readFileSync(path, 'utf8').split('\n')[0].trim()
+    const line = readMetadata(path).split('\n')[0].trim()
     return line || undefined
   } catch {
     return undefined
@@ -197,7 +218,7 @@ function readLine(path: string): string | undefined {
 /** The target of a `.git` file (`gitdir: <path>`, relative to the file's directory). */
 function gitfileTarget(file: string): string | undefined {
   try {
-    const match = /^gitdir:\s*(.+?)\s*$/m.exec(readFileSync(file, 'utf8'))
+    const match = /^gitdir:\s*(.+?)\s*$/m.exec(readMetadata(file))
     return match ? real(resolvePath(dirname(file), match[1])) : undefined
   } catch {
     return undefined
@@ -230,7 +251,7 @@ function submoduleGitdirs(modules: string): string[] {
 export function configValue(file: string, section: string, key: string): string | undefined {
   let text: string
   try {
-    text = readFileSync(file, 'utf8')
+    text = readMetadata(file)
   } catch {
     return undefined
   }
@@ -257,7 +278,7 @@ function unquote(value: string): string {
 function gitmodulesPaths(file: string): string[] {
   let text: string
   try {
-    text = readFileSync(file, 'utf8')
+    text = readMetadata(file)
   } catch {
     return []
   }

@@ -248,6 +248,13 @@ describe.skipIf(reason !== undefined)('escape attempts', () => {
           expect(existsSync(join(ws.path, '.git', 'objects'))).toBe(true)
         })
 
+        it('a FIFO as .gitmodules (or a huge one) does not block or flood the next launch', async () => {
+          await run('rm -f .gitmodules; mkfifo .gitmodules')
+          const next = await run('echo alive')
+          expect(next.stdout.text).toBe('alive\n')
+          await run('rm -f .gitmodules; git show HEAD:.gitmodules > .gitmodules 2>/dev/null; true')
+        })
+
         it('a linked worktree: its .git file redirected, its directory renamed', async () => {
           const before = readFileSync(join(ws.path, 'wt', '.git'), 'utf8')
           await run(`echo "gitdir: $PWD/evil" > wt/.git; mv wt wt-moved && mkdir -p wt && cp -r evil wt/.git`)
