@@ -122,9 +122,10 @@ export class BwrapSandbox {
         adapt: (launched) => new SandboxedCommand(launched, mode, statusPath),
       }
     } catch (error) {
+      // Nothing is started: undo what was set up, and refuse with the reason.
       for (const fd of fds) closeQuietly(fd)
       for (const undo of cleanup.reverse()) undo()
-      throw error
+      return { kind: 'refused', reason: (error as Error).message }
     }
   }
 }
