@@ -17,16 +17,18 @@ import { BwrapSandbox, UNAVAILABLE_PREFIX } from './sandbox.js'
 export { UNAVAILABLE_PREFIX }
 
 /**
- * The sandbox executor: the local executor with every command confined by bubblewrap.
+ * The sandbox executor: the local executor composed with the sandbox's transform of its command line
+ * (`BwrapSandbox`), so every command is confined by bubblewrap.
  *
  * - `read-only`: the host's file system read-only, a private /tmp, /dev and /proc; writes succeed
  *   only in /dev/null (and the other harmless /dev nodes) and the private /tmp.
- * - `workspace-write`: the same, plus the workspace root writable, its git hooks and config read-only.
+ * - `workspace-write`: the same, plus the workspace root writable, its git metadata read-only.
  * - `danger-full-access`: no confinement: exactly the local executor's command line.
  *
- * A new PID namespace and session; the network namespace is private unless `network` is on. bwrap is
- * started like any wrapper by the local executor (through its `/bin/sh` launcher that joins the
- * per-command cgroup when there is one), so its containment still covers every process of the command.
+ * New PID, IPC, UTS and cgroup namespaces and session, a seccomp filter; the network namespace is
+ * private unless `network` is on. bwrap is started like any wrapper by the local executor (through
+ * its `/bin/sh` launcher that joins the per-command cgroup when there is one), so its containment
+ * still covers every process of the command.
  */
 export class SandboxExecutor extends LocalExecutor {
   static readonly inject: string[] = []
