@@ -17,6 +17,12 @@ export interface AgentOptions {
     id: string
     /** The session's workspace: an absolute directory path (not checked for existence). */
     cwd: string
+    /**
+     * The session's sandbox mode, overriding the executor's default for every command of this
+     * session (a non-empty string; the executor validates it). Omitted: the executor's default.
+     * Escalations are measured against it.
+     */
+    sandboxMode?: string
   }
   /** Asks the model for the next step. Without one, `run` fails; `inject`/`takeInjected` still work. */
   adapter?: ModelAdapter
@@ -38,6 +44,8 @@ export interface SessionHeader {
   readonly id: string
   /** The workspace directory (absolute). */
   readonly cwd: string
+  /** The session's sandbox mode (see `AgentOptions.session.sandboxMode`); absent: the executor's default. */
+  readonly sandboxMode?: string
 }
 
 /** What an agent needs from its owner (the `Agents` service). Not for direct use. */
@@ -80,6 +88,9 @@ export class Agent implements ToolCaller {
     if (typeof session.cwd !== 'string' || !isAbsolute(session.cwd)) {
       throw new Error(`session.cwd must be an absolute path, got ${JSON.stringify(session.cwd)}`)
     }
+    if (session.sandboxMode !== undefined && (typeof session.sandboxMode !== 'string' || session.sandboxMode === '')) {
+      throw new Error(`session.sandboxMode must be a non-empty string, got ${JSON.stringify(session.sandboxMode)}`)
+    }
     const maxSteps = options.maxSteps ?? DEFAULT_MAX_STEPS
     if (!Number.isInteger(maxSteps) || maxSteps < 1) {
       throw new Error(`maxSteps must be a positive integer, got ${JSON.stringify(options.maxSteps)}`)
@@ -89,7 +100,10 @@ export class Agent implements ToolCaller {
       throw new Error('adapter must have a next(request, signal) method')
     }
     this.id = id
-    this.session = Object.freeze({ header: Object.freeze({ id: session.id, cwd: session.cwd }) })
+    const header: SessionHeader = session.sandboxMode === undefined
+      ? { id: session.id, cwd: session.cwd }
+      : { id: session.id, cwd: session.cwd, sandboxMode: session.sandboxMode }
+    this.session = Object.freeze({ header: Object.freeze(header) })
     this.system = options.system
     this.maxSteps = maxSteps
     this.adapter = options.adapter

@@ -49,6 +49,19 @@ describe('ctx.agents', () => {
     expect(ctx.agents.list().map((agent) => agent.id)).toEqual(['twin'])
   })
 
+  it('a session may carry its sandbox mode (frozen in the header); a bad one is refused', () => {
+    const ctx = createContext()
+    const agent = ctx.agents.create({ session: { id: 's1', cwd: '/tmp', sandboxMode: 'read-only' } })
+    expect(agent.session.header).toEqual({ id: 's1', cwd: '/tmp', sandboxMode: 'read-only' })
+    expect(ctx.agents.create({ session: { id: 's2', cwd: '/tmp' } }).session.header).not.toHaveProperty('sandboxMode')
+    expect(() => ctx.agents.create({ session: { id: 's3', cwd: '/tmp', sandboxMode: '' } })).toThrow(
+      'session.sandboxMode must be a non-empty string, got ""',
+    )
+    expect(() => ctx.agents.create({ session: { id: 's4', cwd: '/tmp', sandboxMode: 3 as never } })).toThrow(
+      'session.sandboxMode must be a non-empty string, got 3',
+    )
+  })
+
   it('generated ids skip ids in use', () => {
     const ctx = createContext()
     ctx.agents.create(agentOptions({ id: 'agent-1' }))

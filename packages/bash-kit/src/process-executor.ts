@@ -11,6 +11,7 @@ import {
   type BashTask,
   type BashTaskRead,
   type CollectedOutput,
+  type SandboxFacts,
   unknownTaskError,
   type OutputListener,
 } from '@deepseek-ai/dsh-bash'
@@ -380,15 +381,17 @@ export abstract class ProcessExecutor extends BashExecutor {
       // The task is over all the same; a leaked resource must not leave it running forever.
       console.error(`[dsh-bash] releasing ${entry.view.id} failed:`, error)
     }
-    this._finish(entry, exit, launched.lostReason?.())
+    // Sandbox facts ride on the task, set before `done` and the listeners (as on a foreground result).
+    this._finish(entry, exit, launched.lostReason?.(), (stderr) => launched.sandboxFacts?.(exit, stderr))
   }
 
-  private _finish(entry: TaskEntry, exit: ExitFacts, reason?: string): void {
+  private _finish(entry: TaskEntry, exit: ExitFacts, reason?: string, facts?: (stderr: CollectedOutput) => SandboxFacts | undefined): void {
     entry.detach?.()
     entry.stdout.end()
     entry.stderr.end()
     const killed = entry.stopRequested || exit.signal !== null || reason !== undefined
-    if (!entry.view.end(killed ? 'killed' : 'completed', exit.exitCode, exit.signal, reason)) return
+    const sandbox = reason === undefined ? facts?.(entry.stderr.result()) : undefined
+    if (!entry.view.end(killed ? 'killed' : 'completed', exit.exitCode, exit.signal, reason, sandbox)) return
     this.emitTaskDone(entry.view)
     this._evict()
   }

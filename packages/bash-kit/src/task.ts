@@ -1,4 +1,4 @@
-import type { BashTask, BashTaskStatus } from '@deepseek-ai/dsh-bash'
+import type { BashTask, BashTaskStatus, SandboxFacts } from '@deepseek-ai/dsh-bash'
 
 /** The live public view of a background task; mutated only by the executor. */
 export class TaskView implements BashTask {
@@ -8,6 +8,7 @@ export class TaskView implements BashTask {
   readonly startedAt: number
   endedAt: number | null = null
   reason?: string
+  sandbox?: SandboxFacts
   readonly done: Promise<BashTask>
   #resolve!: (task: BashTask) => void
 
@@ -25,8 +26,15 @@ export class TaskView implements BashTask {
   }
 
   /** Ends the task once; later calls are ignored. */
-  end(status: Exclude<BashTaskStatus, 'running'>, exitCode: number | null, signal: string | null, reason?: string): boolean {
+  end(
+    status: Exclude<BashTaskStatus, 'running'>,
+    exitCode: number | null,
+    signal: string | null,
+    reason?: string,
+    sandbox?: SandboxFacts,
+  ): boolean {
     if (this.status !== 'running') return false
+    if (sandbox) this.sandbox = sandbox
     this.status = status
     this.exitCode = exitCode
     this.signal = signal
@@ -47,6 +55,7 @@ export class TaskView implements BashTask {
       startedAt: this.startedAt,
       endedAt: this.endedAt,
       ...(this.reason ? { reason: this.reason } : {}),
+      ...(this.sandbox ? { sandbox: this.sandbox } : {}),
     }
   }
 }

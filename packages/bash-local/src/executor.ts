@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { rmSync, writeFileSync } from 'node:fs'
+import { closeSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Context } from 'cordis'
 import type { BashExecSpec } from '@deepseek-ai/dsh-bash'
@@ -15,6 +15,7 @@ import { findExecutable, type LocalExecutorConfig, type LocalExecutorConfigInput
 import { checkWorkdir, spawnPlan, writeScript } from './launch.js'
 import { MarkerTracker } from './marker.js'
 import { ProcessGroupTracker } from './pgroup.js'
+import { CleanedUpCommand, type LaunchTransform, runCleanup, type TransformedLaunch } from './transform.js'
 import { hasProc } from './proc.js'
 import type { ContainmentKind, ProcessTracker } from './tracker.js'
 
@@ -65,8 +66,14 @@ export class LocalExecutor extends ProcessExecutor {
   private readonly preludePath: string
   /** The scrubbed, non-interactive inherited environment (computed at the first command). */
   private inheritedEnv?: Readonly<Record<string, string>>
+  /** The command-line transform composed with this launcher (the sandbox), fixed at construction. */
+  private readonly transform?: LaunchTransform
 
-  constructor(ctx: Context, config: LocalExecutorConfigInput = {}) {
+  /**
+   * `transform` (for executors built on this one, such as the sandbox) rewrites every command line
+   * before it is launched, or refuses it; see `LaunchTransform`.
+   */
+  constructor(ctx: Context, config: LocalExecutorConfigInput = {}, transform?: LaunchTransform) {
     const parsed = parseLocalConfig(config)
     const shellPath = findExecutable(parsed.shell)
     const choice = chooseContainment(parsed.containment)
@@ -76,6 +83,7 @@ export class LocalExecutor extends ProcessExecutor {
     this.containment = choice.kind
     this.containmentNote = choice.note
     this.cgroups = choice.manager
+    this.transform = transform
     this.preludePath = join(this.spillDir, 'join-cgroup.sh')
     writeFileSync(
       this.preludePath,
@@ -92,7 +100,7 @@ export class LocalExecutor extends ProcessExecutor {
     )
   }
 
-  /** The command line for a spec. Subclasses (the sandbox) wrap it. */
+  /** The bash command line for a spec (before any transform). */
   protected commandLine(spec: BashExecSpec, scriptPath: string | undefined): CommandLine {
     const args = scriptPath ? ['--noprofile', '--norc', scriptPath] : ['--noprofile', '--norc', '-c', spec.command]
     return { file: this.shellPath, args, joinsThroughBashEnv: true }
@@ -107,13 +115,24 @@ export class LocalExecutor extends ProcessExecutor {
     }
     let tracker: ProcessTracker | undefined
     let line: CommandLine
+    let transformed: TransformedLaunch | undefined
     try {
-      tracker = this.tracker(label)
       line = this.commandLine(spec, scriptPath)
+      if (this.transform) {
+        const result = this.transform({ spec, label, line, privateDir: this.spillDir })
+        if (result.kind === 'refused') throw new Error(result.reason)
+        transformed = result
+        line = result.line
+      }
+      tracker = this.tracker(label)
     } catch (error) {
-      // Nothing was started: leave no script file and no cgroup behind.
+      // Nothing was started: leave no script file, no cgroup, no descriptor and no guard behind.
       tracker?.release()
       if (scriptPath) rmSync(scriptPath, { force: true })
+      if (transformed) {
+        closeFds(transformed.line.extraFds ?? [])
+        runCleanup(transformed.cleanup)
+      }
       throw error
     }
     // A trusted caller's variables win over the inherited ones and the non-interactive defaults…
@@ -136,7 +155,7 @@ export class LocalExecutor extends ProcessExecutor {
         file = '/bin/sh'
       }
     }
-    return spawnPlan({
+    const launching = spawnPlan({
       file,
       args,
       cwd: spec.workdir,
@@ -147,6 +166,15 @@ export class LocalExecutor extends ProcessExecutor {
       monitor: line.monitor === true,
       extraFds: line.extraFds,
     })
+    if (!transformed) return launching
+    const { adapt, cleanup } = transformed
+    return launching.then(
+      (launched) => new CleanedUpCommand(adapt ? adapt(launched) : launched, cleanup),
+      (error: unknown) => {
+        runCleanup(cleanup)
+        throw error
+      },
+    )
   }
 
   protected async disposeBackend(): Promise<void> {
@@ -158,6 +186,16 @@ export class LocalExecutor extends ProcessExecutor {
     // Unique across executors too (two executors in one process both have a `bash-1`).
     if (this.containment === 'marker') return new MarkerTracker(`${process.pid}-${label}-${randomBytes(8).toString('hex')}`)
     return new ProcessGroupTracker()
+  }
+}
+
+function closeFds(fds: number[]): void {
+  for (const fd of fds) {
+    try {
+      closeSync(fd)
+    } catch {
+      // Already closed.
+    }
   }
 }
 

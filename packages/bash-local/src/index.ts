@@ -2,3 +2,4 @@ export { LocalExecutor, MAX_ARGUMENT_BYTES, type CommandLine } from './executor.
 export { localConfigSchema, parseLocalConfig, findExecutable, type LocalExecutorConfig, type LocalExecutorConfigInput } from './config.js'
 export type { ContainmentKind, ProcessTracker } from './tracker.js'
 export { pidsWithCmdline, readStat, isLive } from './proc.js'
+export { CleanedUpCommand, runCleanup, type LaunchTransform, type TransformInput, type TransformResult, type TransformedLaunch, type TransformRefusal } from './transform.js'

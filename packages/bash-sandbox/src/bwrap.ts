@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process'
-import { accessSync, closeSync, constants, existsSync, openSync, readdirSync, readFileSync, realpathSync, statSync, unlinkSync } from 'node:fs'
-import { delimiter, isAbsolute, join, resolve as resolvePath, sep } from 'node:path'
+import { accessSync, closeSync, constants, openSync, readFileSync, statSync, unlinkSync } from 'node:fs'
+import { delimiter, isAbsolute, join, resolve as resolvePath } from 'node:path'
+import { type GitProtection, isWithin } from './git.js'
 
 /**
  * The file descriptor bwrap writes its JSON status to (`--json-status-fd`), a private file: bwrap
@@ -17,14 +18,19 @@ export function openStatusFile(path: string): number {
 /** The confined modes (danger-full-access runs without bwrap). */
 export type ConfinedMode = 'read-only' | 'workspace-write'
 
+/** The descriptor bwrap reads the seccomp program from (`--seccomp`), after the status file. */
+export const SECCOMP_FD = 4
+/** The first descriptor of the git protections' sources (`--bind-fd`), after the seccomp program. */
+export const FIRST_PROTECTION_FD = 5
+
 export interface BwrapPlan {
   mode: ConfinedMode
   /** True: keep the host's network; false: a private network namespace (loopback only). */
   network: boolean
   /** Physical path of the workspace root (bound writable in `workspace-write`). */
   workspaceRoot: string
-  /** Protected paths inside the workspace root, bound read-only over the writable root (see `gitProtections`). */
-  protections: Protection[]
+  /** Git metadata mounts inside the workspace root, applied after its writable bind (see `git.ts`). */
+  protections: GitProtection[]
   /** The command's working directory (absolute). */
   workdir: string
   /** Physical path of the working directory. */
@@ -33,18 +39,12 @@ export interface BwrapPlan {
   readOnlyExtras: string[]
 }
 
-/** A path kept read-only inside a writable workspace. */
-export type Protection = { kind: 'bind'; path: string } | { kind: 'empty-dir'; path: string }
-
-/** True when `path` is `dir` or inside it (both absolute, normalized). */
-export function isWithin(path: string, dir: string): boolean {
-  return path === dir || path.startsWith(dir.endsWith(sep) ? dir : dir + sep)
-}
+export { isWithin }
 
 /**
  * The bwrap arguments for one command (before `--` and the command). Order matters: bwrap applies
  * the operations in sequence, so every bind of a path under /tmp comes after the private `--tmpfs /tmp`,
- * and the read-only protections come after the writable bind of the workspace.
+ * and the git protections come after the writable bind of the workspace.
  */
 export function bwrapArgs(plan: BwrapPlan): string[] {
   const args = ['--ro-bind', '/', '/']
@@ -55,8 +55,8 @@ export function bwrapArgs(plan: BwrapPlan): string[] {
     args.push(writable ? '--bind' : '--ro-bind', root, root)
     if (writable) {
       for (const p of plan.protections) {
-        if (p.kind === 'bind') args.push('--ro-bind', p.path, p.path)
-        else args.push('--tmpfs', p.path, '--remount-ro', p.path)
+        if (p.fd === undefined) args.push(p.kind === 'pin' ? '--bind' : '--ro-bind', p.path, p.path)
+        else args.push(p.kind === 'pin' ? '--bind-fd' : '--ro-bind-fd', String(p.fd), p.path)
       }
     }
   }
@@ -72,78 +72,13 @@ export function bwrapArgs(plan: BwrapPlan): string[] {
   for (const extra of plan.readOnlyExtras) {
     if (isWithin(extra, '/tmp') || isWithin(extra, root)) args.push('--ro-bind', extra, extra)
   }
-  args.push('--unshare-pid', '--new-session', '--cap-drop', 'ALL')
+  // The namespaces (see the README, "Namespaces"): pid, ipc, uts and cgroup always, net when the
+  // network is off; no user namespace.
+  args.push('--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try', '--new-session', '--cap-drop', 'ALL')
   if (!plan.network) args.push('--unshare-net')
+  args.push('--seccomp', String(SECCOMP_FD))
   args.push('--json-status-fd', String(STATUS_FD), '--chdir', plan.workdir)
   return args
-}
-
-/** Gitdirs nested deeper than this (submodules of submodules …) are not searched. */
-const MAX_GIT_DEPTH = 4
-/** At most this many protections per workspace. */
-const MAX_PROTECTIONS = 64
-
-/**
- * The paths of the workspace's git metadata that must stay read-only even in `workspace-write`:
- * they make git run code (`hooks/*`, `core.hooksPath`, `core.fsmonitor`, filters, aliases). For the
- * gitdir of the root (a `.git` directory, or the `gitdir:` of a `.git` file when it lies inside
- * the root) and of its submodules (`modules/*`): `hooks` (an empty read-only directory when it is
- * missing, so that it cannot be created), `config` and `config.worktree` when present.
- */
-export function gitProtections(root: string): Protection[] {
-  const out: Protection[] = []
-  const dotGit = join(root, '.git')
-  let gitdir: string | undefined
-  try {
-    const stat = statSync(dotGit)
-    if (stat.isDirectory()) gitdir = realpathSync(dotGit)
-    else if (stat.isFile()) {
-      const match = /^gitdir:\s*(.+?)\s*$/m.exec(readFileSync(dotGit, 'utf8'))
-      if (match) gitdir = realpathSync(resolvePath(root, match[1]))
-    }
-  } catch {
-    return out
-  }
-  if (gitdir && isWithin(gitdir, root)) protectGitdir(gitdir, 0, out)
-  return out
-}
-
-function protectGitdir(gitdir: string, depth: number, out: Protection[]): void {
-  if (out.length >= MAX_PROTECTIONS) return
-  const hooks = join(gitdir, 'hooks')
-  if (isDirectory(hooks)) out.push({ kind: 'bind', path: hooks })
-  else if (!existsSync(hooks)) out.push({ kind: 'empty-dir', path: hooks })
-  for (const name of ['config', 'config.worktree']) {
-    if (existsSync(join(gitdir, name))) out.push({ kind: 'bind', path: join(gitdir, name) })
-  }
-  if (depth >= MAX_GIT_DEPTH) return
-  const modules = join(gitdir, 'modules')
-  if (!isDirectory(modules)) return
-  for (const entry of safeReaddir(modules)) {
-    const sub = join(modules, entry)
-    // A submodule's gitdir has a HEAD; a directory without one only groups nested names (`a/b`).
-    if (isDirectory(sub) && existsSync(join(sub, 'HEAD'))) protectGitdir(sub, depth + 1, out)
-    else if (isDirectory(sub)) for (const nested of safeReaddir(sub)) {
-      const deeper = join(sub, nested)
-      if (isDirectory(deeper) && existsSync(join(deeper, 'HEAD'))) protectGitdir(deeper, depth + 1, out)
-    }
-  }
-}
-
-function isDirectory(path: string): boolean {
-  try {
-    return statSync(path).isDirectory()
-  } catch {
-    return false
-  }
-}
-
-function safeReaddir(path: string): string[] {
-  try {
-    return readdirSync(path).sort()
-  } catch {
-    return []
-  }
 }
 
 /** Finds an executable: an absolute (or relative) path as is, else a name in PATH. Undefined when absent. */
@@ -214,6 +149,8 @@ export function probeBwrap(options: {
   shellPath: string
   network: boolean
   statusPath: string
+  /** The compiled seccomp filter (see `seccomp.ts`), handed to bwrap as fd 4. */
+  seccompPath: string
   timeoutMs?: number
 }): string | undefined {
   const args = bwrapArgs({
@@ -232,14 +169,20 @@ export function probeBwrap(options: {
     return `cannot create a status file for bwrap: ${(error as Error).message}`
   }
   let result
+  let filterFd: number | undefined
   try {
+    filterFd = openSync(options.seccompPath, 'r')
     result = spawnSync(options.bwrapPath, [...args, '--', options.shellPath, '--noprofile', '--norc', '-c', 'exit 0'], {
-      stdio: ['ignore', 'ignore', 'pipe', fd],
+      stdio: ['ignore', 'ignore', 'pipe', fd, filterFd],
       timeout: options.timeoutMs ?? 15_000,
       encoding: 'utf8',
     })
+  } catch (error) {
+    removeFile(options.statusPath)
+    return `cannot open the seccomp filter for bwrap: ${(error as Error).message}`
   } finally {
     closeSync(fd)
+    if (filterFd !== undefined) closeSync(filterFd)
   }
   const status = readStatus(options.statusPath)
   removeFile(options.statusPath)

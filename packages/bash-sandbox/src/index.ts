@@ -10,5 +10,8 @@ export {
   type SandboxExecutorConfig,
   type SandboxExecutorConfigInput,
 } from './config.js'
-export { bwrapArgs, gitProtections, type BwrapPlan, type Protection } from './bwrap.js'
+export { bwrapArgs, type BwrapPlan } from './bwrap.js'
+export { findGitMetadata, gitMounts, type GitPlan, type GitProtection } from './git.js'
+export { buildSeccompFilter, type FilterOptions } from './seccomp.js'
+export { BwrapSandbox } from './sandbox.js'
 export { showsDeniedWrite } from './denial.js'

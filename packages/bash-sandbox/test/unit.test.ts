@@ -5,7 +5,9 @@ import { afterAll, describe, expect, it } from 'vitest'
 import {
   bwrapArgs,
   type BwrapPlan,
-  gitProtections,
+  buildSeccompFilter,
+  findGitMetadata,
+  gitMounts,
   parseSandboxConfig,
   SandboxExecutor,
   showsDeniedWrite,
@@ -117,48 +119,57 @@ describe('bwrapArgs', () => {
     network: false,
     workspaceRoot: '/work/repo',
     protections: [
-      { kind: 'bind', path: '/work/repo/.git/hooks' },
-      { kind: 'bind', path: '/work/repo/.git/config' },
+      { kind: 'pin', path: '/work/repo/lib' },
+      { kind: 'read-only', path: '/work/repo/.git' },
+      { kind: 'read-only', path: '/work/repo/lib/.git' },
     ],
     workdir: '/work/repo/src',
     workdirReal: '/work/repo/src',
     readOnlyExtras: ['/tmp/dsh-bash-abc'],
   }
 
-  it('workspace-write: root read-only, the workspace writable with git metadata read-only, private /tmp, namespaces', () => {
+  it('workspace-write: root read-only, the workspace writable with git metadata read-only, private /tmp, namespaces, seccomp', () => {
     expect(bwrapArgs(base)).toEqual([
       '--ro-bind', '/', '/',
       '--bind', '/work/repo', '/work/repo',
-      '--ro-bind', '/work/repo/.git/hooks', '/work/repo/.git/hooks',
-      '--ro-bind', '/work/repo/.git/config', '/work/repo/.git/config',
+      '--bind', '/work/repo/lib', '/work/repo/lib',
+      '--ro-bind', '/work/repo/.git', '/work/repo/.git',
+      '--ro-bind', '/work/repo/lib/.git', '/work/repo/lib/.git',
       '--dev', '/dev', '--proc', '/proc',
       '--ro-bind', '/proc/sys', '/proc/sys', '--ro-bind-try', '/proc/sysrq-trigger', '/proc/sysrq-trigger',
       '--tmpfs', '/tmp',
       '--ro-bind', '/tmp/dsh-bash-abc', '/tmp/dsh-bash-abc',
-      '--unshare-pid', '--new-session', '--cap-drop', 'ALL', '--unshare-net',
+      '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try', '--new-session', '--cap-drop', 'ALL', '--unshare-net',
+      '--seccomp', '4',
       '--json-status-fd', '3', '--chdir', '/work/repo/src',
     ])
+  })
+
+  it('protections with a source descriptor are bound from it', () => {
+    const args = bwrapArgs({ ...base, protections: [{ kind: 'pin', path: '/work/repo/lib', fd: 5 }, { kind: 'read-only', path: '/work/repo/.git', fd: 6 }] })
+    expect(args.slice(3, 12)).toEqual(['--bind', '/work/repo', '/work/repo', '--bind-fd', '5', '/work/repo/lib', '--ro-bind-fd', '6', '/work/repo/.git'])
   })
 
   it('read-only binds nothing writable; network on keeps the network namespace', () => {
     const args = bwrapArgs({ ...base, mode: 'read-only', network: true })
     expect(args).not.toContain('--bind')
     expect(args).not.toContain('--unshare-net')
+    expect(args).toContain('--unshare-ipc')
     expect(args.filter((a) => a === '--ro-bind')).toHaveLength(3)
   })
 
-  it('a workspace under /tmp is bound after the private /tmp; a missing hooks directory becomes an empty read-only one', () => {
+  it('a workspace under /tmp is bound after the private /tmp, its protections right after it', () => {
     const args = bwrapArgs({
       ...base,
       workspaceRoot: '/tmp/ws',
-      protections: [{ kind: 'empty-dir', path: '/tmp/ws/.git/hooks' }],
+      protections: [{ kind: 'read-only', path: '/tmp/ws/.git' }],
       workdir: '/tmp/ws',
       workdirReal: '/tmp/ws',
     })
     const tmpfs = args.indexOf('/tmp', args.indexOf('--tmpfs'))
     const bind = args.indexOf('--bind')
     expect(bind).toBeGreaterThan(tmpfs)
-    expect(args.slice(bind, bind + 7)).toEqual(['--bind', '/tmp/ws', '/tmp/ws', '--tmpfs', '/tmp/ws/.git/hooks', '--remount-ro', '/tmp/ws/.git/hooks'])
+    expect(args.slice(bind, bind + 6)).toEqual(['--bind', '/tmp/ws', '/tmp/ws', '--ro-bind', '/tmp/ws/.git', '/tmp/ws/.git'])
   })
 
   it('a workdir under /tmp outside the workspace is bound read-only; /tmp itself is the private one', () => {
@@ -169,31 +180,110 @@ describe('bwrapArgs', () => {
   })
 })
 
-describe('gitProtections', () => {
-  it('protects hooks and config of the repository and its submodules', () => {
-    const root = join(dir.path, 'repo')
+describe('findGitMetadata and gitMounts', () => {
+  const repo = (name: string) => {
+    const root = join(dir.path, name)
     mkdirSync(join(root, '.git', 'hooks'), { recursive: true })
-    writeFileSync(join(root, '.git', 'config'), '')
     writeFileSync(join(root, '.git', 'HEAD'), 'ref: refs/heads/main\n')
+    writeFileSync(join(root, '.git', 'config'), '[core]\n\tbare = false\n')
+    return root
+  }
+
+  it('a repository: its whole .git, read-only', () => {
+    const root = repo('plain')
+    expect(findGitMetadata(root)).toEqual({ readOnly: [join(root, '.git')], missing: [] })
+    expect(gitMounts(root, [join(root, '.git')])).toEqual([{ kind: 'read-only', path: join(root, '.git') }])
+  })
+
+  it('no repository: the missing .git is guarded', () => {
+    const root = join(dir.path, 'none')
+    mkdirSync(root)
+    expect(findGitMetadata(root)).toEqual({ readOnly: [], missing: [join(root, '.git')] })
+  })
+
+  it('submodule work trees (from modules/*/config core.worktree and .gitmodules), linked worktrees, hooksPath', () => {
+    const root = repo('super')
     mkdirSync(join(root, '.git', 'modules', 'lib'), { recursive: true })
     writeFileSync(join(root, '.git', 'modules', 'lib', 'HEAD'), '')
-    writeFileSync(join(root, '.git', 'modules', 'lib', 'config'), '')
-    expect(gitProtections(root)).toEqual([
-      { kind: 'bind', path: join(root, '.git', 'hooks') },
-      { kind: 'bind', path: join(root, '.git', 'config') },
-      { kind: 'empty-dir', path: join(root, '.git', 'modules', 'lib', 'hooks') },
-      { kind: 'bind', path: join(root, '.git', 'modules', 'lib', 'config') },
+    writeFileSync(join(root, '.git', 'modules', 'lib', 'config'), '[core]\n\tworktree = ../../../vendor/lib\n')
+    mkdirSync(join(root, 'vendor', 'lib'), { recursive: true })
+    writeFileSync(join(root, 'vendor', 'lib', '.git'), 'gitdir: ../../.git/modules/lib\n')
+    // .gitmodules (writable by commands) adds existing paths only, never a guard.
+    writeFileSync(join(root, '.gitmodules'), '[submodule "x"]\n\tpath = deps/x\n\turl = ../x\n[submodule "y"]\n\tpath = deps/y\n')
+    mkdirSync(join(root, 'deps', 'x'), { recursive: true })
+    writeFileSync(join(root, 'deps', 'x', '.git'), 'gitdir: ../../.git/modules/x\n')
+    // A submodule named by read-only metadata but not checked out: its .git is guarded.
+    mkdirSync(join(root, '.git', 'modules', 'z'), { recursive: true })
+    writeFileSync(join(root, '.git', 'modules', 'z', 'HEAD'), '')
+    writeFileSync(join(root, '.git', 'modules', 'z', 'config'), '[core]\n\tworktree = ../../../deps/z\n')
+    mkdirSync(join(root, '.git', 'worktrees', 'wt'), { recursive: true })
+    mkdirSync(join(root, 'wt'))
+    writeFileSync(join(root, 'wt', '.git'), `gitdir: ${join(root, '.git', 'worktrees', 'wt')}\n`)
+    writeFileSync(join(root, '.git', 'worktrees', 'wt', 'gitdir'), `${join(root, 'wt', '.git')}\n`)
+    writeFileSync(join(root, '.git', 'worktrees', 'wt', 'commondir'), '../..\n')
+    writeFileSync(join(root, '.git', 'config'), '[core]\n\thooksPath = .husky\n')
+    mkdirSync(join(root, '.husky'))
+    const plan = findGitMetadata(root)
+    expect(plan).toEqual({
+      readOnly: [join(root, '.git'), join(root, '.husky'), join(root, 'deps', 'x', '.git'), join(root, 'vendor', 'lib', '.git'), join(root, 'wt', '.git')],
+      missing: [join(root, 'deps', 'z', '.git')],
+    })
+    expect(gitMounts(root, [...plan.readOnly, ...plan.missing])).toEqual([
+      { kind: 'pin', path: join(root, 'deps') },
+      { kind: 'pin', path: join(root, 'vendor') },
+      { kind: 'pin', path: join(root, 'wt') },
+      { kind: 'pin', path: join(root, 'deps', 'x') },
+      { kind: 'pin', path: join(root, 'deps', 'z') },
+      { kind: 'pin', path: join(root, 'vendor', 'lib') },
+      { kind: 'read-only', path: join(root, '.git') },
+      { kind: 'read-only', path: join(root, '.husky') },
+      { kind: 'read-only', path: join(root, 'wt', '.git') },
+      { kind: 'read-only', path: join(root, 'deps', 'x', '.git') },
+      { kind: 'read-only', path: join(root, 'deps', 'z', '.git') },
+      { kind: 'read-only', path: join(root, 'vendor', 'lib', '.git') },
     ])
   })
 
-  it('follows a .git file to a gitdir inside the root, ignores one outside, and a root without git', () => {
-    const root = join(dir.path, 'worktree')
+  it('a .git file: the file and its gitdir inside the root (and that gitdir\'s commondir); one outside is left alone', () => {
+    const root = join(dir.path, 'gitfile')
     mkdirSync(join(root, 'meta', 'hooks'), { recursive: true })
     writeFileSync(join(root, '.git'), 'gitdir: meta\n')
-    expect(gitProtections(root)).toEqual([{ kind: 'bind', path: join(root, 'meta', 'hooks') }])
+    expect(findGitMetadata(root)).toEqual({ readOnly: [join(root, '.git'), join(root, 'meta')], missing: [] })
     writeFileSync(join(root, '.git'), `gitdir: ${dir.path}\n`)
-    expect(gitProtections(root)).toEqual([])
-    expect(gitProtections(join(dir.path))).toEqual([])
+    expect(findGitMetadata(root)).toEqual({ readOnly: [join(root, '.git')], missing: [] })
+  })
+
+  it('paths outside the root and symbolic links leading out are ignored', () => {
+    const root = repo('escape')
+    writeFileSync(join(root, '.gitmodules'), '[submodule "x"]\n\tpath = ../../etc\n')
+    expect(findGitMetadata(root)).toEqual({ readOnly: [join(root, '.git')], missing: [] })
+  })
+})
+
+describe('buildSeccompFilter', () => {
+  const instructions = (buffer: Buffer) =>
+    Array.from({ length: buffer.length / 8 }, (_, i) => ({
+      code: buffer.readUInt16LE(i * 8),
+      jt: buffer[i * 8 + 2],
+      jf: buffer[i * 8 + 3],
+      k: buffer.readUInt32LE(i * 8 + 4),
+    }))
+
+  it('checks the architecture first, then refuses keyrings, io_uring and (network off) AF_UNIX sockets', () => {
+    const program = instructions(buildSeccompFilter({ denyUnixSockets: true, arch: 'x64' }))
+    expect(program[0]).toEqual({ code: 0x20, jt: 0, jf: 0, k: 4 })
+    expect(program[1]).toEqual({ code: 0x15, jt: 0, jf: program.length - 3, k: 0xc000003e })
+    const compared = program.filter((ins) => ins.code === 0x15).map((ins) => ins.k)
+    expect(compared).toEqual([0xc000003e, 248, 249, 250, 425, 426, 427, 41, 1])
+    expect(program.at(-1)).toEqual({ code: 0x06, jt: 0, jf: 0, k: 0x80000000 })
+    expect(program.at(-2)).toEqual({ code: 0x06, jt: 0, jf: 0, k: 0x00050001 })
+    const withSockets = instructions(buildSeccompFilter({ denyUnixSockets: false, arch: 'x64' }))
+    expect(withSockets.filter((ins) => ins.code === 0x15).map((ins) => ins.k)).not.toContain(41)
+  })
+
+  it('has a table for arm64 and refuses an architecture it does not know', () => {
+    expect(buildSeccompFilter({ denyUnixSockets: true, arch: 'arm64' }).length % 8).toBe(0)
+    expect(() => buildSeccompFilter({ denyUnixSockets: true, arch: 'mips' })).toThrow('no seccomp filter for the mips architecture (supported: x64, arm64)')
   })
 })
 

@@ -163,6 +163,11 @@ export interface BashTask {
    * `connection to host x lost`, or `failed to start: …`). Never set for an ordinary exit.
    */
   readonly reason?: string
+  /**
+   * Sandbox facts of the ended task (as `BashRunResult.sandbox`), set before `done` resolves and
+   * before `onTaskDone` listeners run. Only executors that confine set it; never set while running.
+   */
+  readonly sandbox?: SandboxFacts
   /** Resolves with this task when it has ended. Never rejects. */
   readonly done: Promise<BashTask>
 }

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { type ElicitRequest, ElicitRequestSchema, type ElicitResult } from '@modelcontextprotocol/sdk/types.js'
 import { describe, expect, it } from 'vitest'
-import { bash, MAIN, ROOT, startStdio } from './helpers.js'
+import { bash, call, connectHttp, MAIN, ROOT, startHttp, startStdio, waitFor } from './helpers.js'
 
 const sandboxBuilt = existsSync(join(ROOT, 'packages/bash-sandbox/dist/index.js'))
 const bwrapWorks = spawnSync('bwrap', ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', 'true']).status === 0
@@ -40,6 +40,81 @@ describe('--executor sandbox (loaded on demand)', () => {
       })
     } finally {
       await server.close()
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
+  it.runIf(sandboxBuilt && bwrapWorks)('a background denied write: bash_output and the notice end with the status line, then the sandbox marker and hint', async () => {
+    const dir = realpathSync(mkdtempSync(join(tmpdir(), 'dsh-e2e-sandbox-bg-')))
+    const server = await startStdio(['--executor', 'sandbox', '--workdir', dir, '--sandbox-mode', 'read-only'])
+    try {
+      expect(await bash(server.client, 'echo x > f', { run_in_background: true })).toEqual({ texts: ['started background task bash-1'], isError: false })
+      const hint = '[sandbox: to retry with wider access, call bash again with sandbox_permissions: "workspace-write" or "danger-full-access" and a justification]'
+      // The notice rides on the next tool result once the task ended.
+      const notice = await waitFor('the completion notice', async () => {
+        const polled = await bash(server.client, 'true')
+        return polled.texts.find((text) => text.startsWith('background bash task bash-1'))
+      })
+      expect(notice).toBe(
+        'background bash task bash-1 finished [status: completed, exit code: 1]. Read its output with bash_output.\n' +
+          `[sandbox: file access denied under read-only mode]\n${hint}`,
+      )
+      const read = await call(server.client, 'bash_output', { task_id: 'bash-1' })
+      expect(read.isError).toBe(false)
+      expect(read.texts[0]).toMatch(/^\[stderr\]\n.*f: Read-only file system\n\[status: completed, exit code: 1\]\n\[sandbox: file access denied under read-only mode\]\n(.*)$/)
+      expect(read.texts[0].endsWith(`\n${hint}`)).toBe(true)
+      // A later read repeats the facts after the status line.
+      expect((await call(server.client, 'bash_output', { task_id: 'bash-1' })).texts[0]).toBe(
+        `(no new output)\n[status: completed, exit code: 1]\n[sandbox: file access denied under read-only mode]\n${hint}`,
+      )
+      // A background write that succeeds or a failure that is not a denial shows no marker.
+      await bash(server.client, 'ls /nonexistent-dsh', { run_in_background: true })
+      const other = await waitFor('the second task to end', async () => {
+        const text = (await call(server.client, 'bash_output', { task_id: 'bash-2' })).texts[0]
+        return text.includes('[status: completed') ? text : undefined
+      })
+      expect(other).toMatch(/\[status: completed, exit code: 2\]$/)
+    } finally {
+      await server.close()
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
+  it.runIf(sandboxBuilt && bwrapWorks)('per-session sandbox mode: one server, a read-only session and a workspace-write one; escalation measured against the session', async () => {
+    const dir = realpathSync(mkdtempSync(join(tmpdir(), 'dsh-e2e-sandbox-sessions-')))
+    const server = await startHttp(['--executor', 'sandbox', '--workdir', dir, '--sandbox-mode', 'workspace-write'])
+    const narrow = await connectHttp(server.url, server.token, { elicitation: {}, experimental: { 'dsh-bash': { sandboxMode: 'read-only' } } })
+    const plain = await connectHttp(server.url, server.token, { elicitation: {} })
+    const wide = await connectHttp(server.url, server.token, { experimental: { 'dsh-bash': { sandboxMode: 'danger-full-access' } } })
+    const asked: string[] = []
+    narrow.client.setRequestHandler(ElicitRequestSchema, (request) => {
+      asked.push(request.params.message)
+      return { action: 'accept', content: { allow: true } }
+    })
+    try {
+      const denied = await bash(narrow.client, 'echo a > a')
+      expect(denied.texts[0]).toMatch(/Read-only file system\n\[sandbox: file access denied under read-only mode\]\n.*"workspace-write" or "danger-full-access".*\n\[exit code: 1\]$/)
+      expect(existsSync(join(dir, 'a'))).toBe(false)
+      expect(await bash(plain.client, 'echo b > b && cat b')).toEqual({ texts: ['b\n'], isError: false })
+      // workspace-write is strictly wider than the read-only session's mode: an approval is asked.
+      const escalate = { sandbox_permissions: 'workspace-write', justification: 'write a' }
+      expect(await bash(narrow.client, 'echo a > a && cat a', escalate)).toEqual({ texts: ['a\n'], isError: false })
+      expect(asked[0]).toContain('run with sandbox mode "workspace-write" (now "read-only"): write a')
+      // The next call is back to the session's mode.
+      expect((await bash(narrow.client, 'echo again > a')).texts[0]).toContain('[sandbox: file access denied under read-only mode]')
+      // …and for the default session it is not wider.
+      expect(await bash(plain.client, 'true', escalate)).toEqual({
+        texts: ['Error: invalid sandbox_permissions: "workspace-write" is not wider than the current mode "workspace-write"'],
+        isError: true,
+      })
+      // A session may not choose a mode wider than the server's default.
+      expect(await bash(wide.client, 'true')).toEqual({
+        texts: ['Error: the client asked for sandbox mode "danger-full-access" for its session; this server allows "read-only", "workspace-write"'],
+        isError: true,
+      })
+    } finally {
+      await Promise.all([narrow.close(), plain.close(), wide.close()])
+      await server.stop()
       rmSync(dir, { recursive: true, force: true })
     }
   })

@@ -20,6 +20,15 @@ export interface McpHostOptions {
   progressIntervalMs?: number
   /** How long to wait for the client's answer to `roots/list` (ms). Default 5000. */
   rootsTimeoutMs?: number
+  /**
+   * The sandbox modes a client may choose for its session, in its `initialize` request:
+   * `capabilities: { experimental: { "dsh-bash": { sandboxMode: "read-only" } } }`. Its commands
+   * then run under that mode, and escalations are measured against it. Default: none (a client
+   * that asks is refused with the reason on every tool call). Offer only modes no wider than the
+   * executor's default unless every client may be trusted with the wider ones. A function is asked
+   * once, when the host is bound to its context (the executor's default mode is known only then).
+   */
+  sessionSandboxModes?: readonly string[] | ((ctx: Context) => readonly string[])
   /** Register the routing approval service as `ctx.approval`. Default true. */
   approval?: boolean
   /** Where diagnostics go. Default: stderr. */
@@ -65,15 +74,18 @@ export class McpHost {
       fallbackCwd: resolve(process.cwd()),
       progressIntervalMs: interval,
       rootsTimeoutMs: options.rootsTimeoutMs ?? 5000,
+      sessionSandboxModes: typeof options.sessionSandboxModes === 'function' ? [] : [...(options.sessionSandboxModes ?? [])],
       log,
       ...(options.instructions ? { instructions: options.instructions } : {}),
     }
     this._approval = options.approval !== false
+    this._modesOf = typeof options.sessionSandboxModes === 'function' ? options.sessionSandboxModes : undefined
     this._context = new Promise<Context>((resolve) => (this._bindContext = resolve))
     if (ctx) this.bind(ctx)
   }
 
   private readonly _approval: boolean
+  private readonly _modesOf: ((ctx: Context) => readonly string[]) | undefined
 
   /**
    * Gives the host its context (once). Call it inside a plugin that injects `tools` and `agents`:
@@ -82,6 +94,8 @@ export class McpHost {
   bind(ctx: Context): void {
     if (this._ctx) throw new Error('the MCP host is already bound to a context')
     this._ctx = ctx
+    // Sessions read the modes only after the context is bound, so setting them here reaches all.
+    if (this._modesOf) this._options.sessionSandboxModes = [...this._modesOf(ctx)]
     if (this._approval) {
       const service: ApprovalService = { request: (request) => this.approve(request) }
       ctx.set('approval', service)

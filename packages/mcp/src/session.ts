@@ -20,6 +20,9 @@ import { SERVER_CAPABILITIES } from './front.js'
 
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>
 
+/** The key of the client's experimental capability that carries its session settings. */
+export const SESSION_CAPABILITY = 'dsh-bash'
+
 /** Options shared by every session of a host. */
 export interface SessionOptions {
   /** Server name and version announced to clients. */
@@ -33,6 +36,8 @@ export interface SessionOptions {
   progressIntervalMs: number
   /** How long to wait for the client's `roots/list` answer (ms). */
   rootsTimeoutMs: number
+  /** The sandbox modes a client may choose for its session (see `McpHostOptions.sessionSandboxModes`). */
+  sessionSandboxModes: readonly string[]
   /** Diagnostics (never stdout: stdio MCP uses it). */
   log(message: string): void
   /** The `instructions` of the initialize result (what a model reads before it loads the tools). */
@@ -175,12 +180,14 @@ export class McpSession {
   }
 
   private async createAgent(extra?: Extra): Promise<Agent> {
+    const sandboxMode = this.requestedSandboxMode(await this.context)
     const cwd = this.options.cwd ?? (await this.rootCwd(extra)) ?? this.options.fallbackCwd
     if (this._closed) throw new Error('the MCP session is closed')
     const agents = (await this.context).get('agents')
     if (!agents) throw new Error('the agents service is not available (the server is shutting down)')
     // The agent id is a label for logs (unique even with several hosts in one app); the token is the owner.
-    const agent = agents.create({ id: `mcp-${this.label}-${randomBytes(3).toString('hex')}`, session: { id: this.token, cwd } })
+    const session = sandboxMode === undefined ? { id: this.token, cwd } : { id: this.token, cwd, sandboxMode }
+    const agent = agents.create({ id: `mcp-${this.label}-${randomBytes(3).toString('hex')}`, session })
     this._agent = agent
     this._unlisten = agent.onInject((entry) => {
       const text = entry.content.map((block) => block.text).join('\n')
@@ -189,6 +196,29 @@ export class McpSession {
       this.server.sendLoggingMessage({ level: 'notice', logger: 'dsh-bash', data: text }, this.server.transport?.sessionId).catch(() => {})
     })
     return agent
+  }
+
+  /**
+   * The sandbox mode the client chose for this session in its `initialize` request
+   * (`capabilities.experimental["dsh-bash"].sandboxMode`), checked against the modes this server
+   * allows; undefined when it chose none. A refused choice fails every tool call of the session
+   * with the reason (nothing runs under a mode the client did not ask for).
+   */
+  private requestedSandboxMode(ctx: Context): string | undefined {
+    const experimental = this.server.getClientCapabilities()?.experimental as Record<string, unknown> | undefined
+    const ours = experimental?.[SESSION_CAPABILITY]
+    if (ours === undefined) return undefined
+    const mode = ours !== null && typeof ours === 'object' ? (ours as { sandboxMode?: unknown }).sandboxMode : undefined
+    if (mode === undefined) return undefined
+    if (ctx.get('bash')?.sandboxMode === undefined) {
+      throw new Error(`the client asked for sandbox mode ${JSON.stringify(mode)}, but this server's executor does not use a sandbox`)
+    }
+    const allowed = this.options.sessionSandboxModes
+    if (typeof mode !== 'string' || !allowed.includes(mode)) {
+      const choices = allowed.length > 0 ? `allows ${allowed.map((m) => JSON.stringify(m)).join(', ')}` : 'allows none'
+      throw new Error(`the client asked for sandbox mode ${JSON.stringify(mode)} for its session; this server ${choices}`)
+    }
+    return mode
   }
 
   private async rootCwd(extra?: Extra): Promise<string | undefined> {

@@ -91,7 +91,8 @@ export const ToolBash = {
       async execute(rawArgs, call) {
         const args = rawArgs as BashArgs
         checkBashArgs(args)
-        const sandboxMode = await escalation(ctx, args, call)
+        // An approved escalation for this call, else the session's own mode (else the executor's default).
+        const sandboxMode = (await escalation(ctx, args, call)) ?? sessionMode(call)
         const cwd = call.agent?.session?.header?.cwd
         let workdir = args.workdir
         // The agent's workspace is the base; without an agent the executor's config decides.
@@ -111,7 +112,7 @@ export const ToolBash = {
         const spec = bash.resolve(request)
         if (args.run_in_background) return startedText(bash.start(spec).id)
         const result = await bash.run(spec)
-        const text = renderRunResult(result, { escalationHint: confines && approvalOf(ctx) !== undefined, budget })
+        const text = renderRunResult(result, { escalationHint: escalationPossible(ctx), budget })
         if (result.aborted) return { content: [{ type: 'text', text: `Error: the command was aborted\n${text}` }], isError: true }
         return text
       },
@@ -127,7 +128,7 @@ export const ToolBash = {
         const args = rawArgs as TaskArgs
         checkTaskArgs(args)
         assertAccess(ctx, args.task_id, call)
-        return renderRead(ctx.bash.readOutput(args.task_id), { budget })
+        return renderRead(ctx.bash.readOutput(args.task_id), { escalationHint: escalationPossible(ctx), budget })
       },
     })
 
@@ -149,6 +150,12 @@ export const ToolBash = {
   },
 }
 
+/** The calling session's sandbox mode (`session.header.sandboxMode`), if it sets one. */
+function sessionMode(call: ToolCall): string | undefined {
+  const mode = call.agent?.session?.header?.sandboxMode
+  return typeof mode === 'string' && mode !== '' ? mode : undefined
+}
+
 /** The ownership fence: a task owned by a session is closed to every other caller. */
 function assertAccess(ctx: Context, id: string, call: ToolCall): void {
   // An unknown id gets the executor's stable error.
@@ -166,7 +173,7 @@ function deliverNotice(ctx: Context, task: BashTask): void {
   const target = agents?.list().find((agent) => agent.session?.header?.id === owner)
   if (!target) return
   try {
-    target.inject([{ type: 'text', text: renderNotice(task) }], { source: { ...NOTICE_SOURCE } })
+    target.inject([{ type: 'text', text: renderNotice(task, { escalationHint: escalationPossible(ctx) }) }], { source: { ...NOTICE_SOURCE } })
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error)
     // The agent went away between the lookup and the call: nothing to tell it any more.
@@ -196,6 +203,11 @@ function newestLineReporter(report: NonNullable<ToolCall['onProgress']>): NonNul
   }
 }
 
+/** True when the `bash` tool can escalate: the executor confines and an approval service can answer. */
+function escalationPossible(ctx: Context): boolean {
+  return ctx.bash.sandboxMode !== undefined && approvalOf(ctx) !== undefined
+}
+
 /** The approval service, when one that can answer is loaded. */
 function approvalOf(ctx: Context): ApprovalService | undefined {
   const approval = ctx.get('approval') as ApprovalService | undefined
@@ -204,15 +216,16 @@ function approvalOf(ctx: Context): ApprovalService | undefined {
 
 /**
  * Sandbox escalation: `sandbox_permissions` and `justification` come together, must ask for a mode
- * strictly wider than the current one, and the approval service decides for this one call.
- * Returns the mode to run with (undefined: the executor's default).
+ * strictly wider than the current one (the session's mode, else the executor's default), and the
+ * approval service decides for this one call. Returns the approved mode (undefined: no escalation).
  */
 async function escalation(ctx: Context, args: BashArgs, call: ToolCall): Promise<string | undefined> {
   const wanted = args.sandbox_permissions
   const justification = args.justification?.trim() ?? ''
   if (wanted === undefined && justification === '') return undefined
-  const current = ctx.bash.sandboxMode
-  if (current === undefined) throw new Error('invalid sandbox_permissions: this executor does not use a sandbox')
+  if (ctx.bash.sandboxMode === undefined) throw new Error('invalid sandbox_permissions: this executor does not use a sandbox')
+  // "Strictly wider" is measured against the session's mode when it sets one.
+  const current = sessionMode(call) ?? ctx.bash.sandboxMode
   if (wanted === undefined) throw new Error('invalid justification: it goes with sandbox_permissions')
   if (justification === '') throw new Error('invalid sandbox_permissions: a non-empty justification is required with it')
   const rank = (mode: string) => (MODE_ORDER as readonly string[]).indexOf(mode)

@@ -1,4 +1,4 @@
-import type { BashRunResult, BashTask, BashTaskRead, CollectedOutput } from '@deepseek-ai/dsh-bash'
+import type { BashRunResult, BashTask, BashTaskRead, CollectedOutput, SandboxFacts } from '@deepseek-ai/dsh-bash'
 import { type BudgetStream, layoutWithinBudget, type ResultBudget } from './budget.js'
 
 /**
@@ -60,18 +60,23 @@ export function runMarkers(result: BashRunResult, options: RunMarkerOptions = {}
       `[stopped ${result.leftoverProcesses} leftover process(es); use run_in_background for servers and watchers]`,
     )
   }
-  if (result.sandbox?.accessDenied) {
-    markers.push(`[sandbox: file access denied under ${result.sandbox.mode} mode]`)
-    const wider = result.sandbox.escalations ?? []
-    if (options.escalationHint && wider.length > 0) {
-      markers.push(
-        `[sandbox: to retry with wider access, call bash again with sandbox_permissions: ${wider.map((m) => JSON.stringify(m)).join(' or ')} and a justification]`,
-      )
-    }
-  }
+  markers.push(...sandboxMarkers(result.sandbox, options))
   if (result.timedOut) markers.push(`[timed out after ${result.timeoutMs}ms]`)
   if (result.signal) markers.push(`[killed by signal: ${result.signal}]`)
   else if (result.exitCode !== null && result.exitCode !== 0) markers.push(`[exit code: ${result.exitCode}]`)
+  return markers
+}
+
+/** The denial marker and, where an escalation is possible, the hint; nothing without a denial. */
+export function sandboxMarkers(sandbox: SandboxFacts | undefined, options: RunMarkerOptions = {}): string[] {
+  if (!sandbox?.accessDenied) return []
+  const markers = [`[sandbox: file access denied under ${sandbox.mode} mode]`]
+  const wider = sandbox.escalations ?? []
+  if (options.escalationHint && wider.length > 0) {
+    markers.push(
+      `[sandbox: to retry with wider access, call bash again with sandbox_permissions: ${wider.map((m) => JSON.stringify(m)).join(' or ')} and a justification]`,
+    )
+  }
   return markers
 }
 
@@ -100,12 +105,13 @@ export function statusLine(task: Pick<BashTask, 'status' | 'exitCode' | 'signal'
   }
 }
 
-/** The `bash_output` text for one read. */
-export function renderRead(read: BashTaskRead, options: { budget?: ResultBudget } = {}): string {
+/** The `bash_output` text for one read; an ended task's sandbox markers follow the status line. */
+export function renderRead(read: BashTaskRead, options: RenderOptions = {}): string {
   const body = read.delta === '' ? '(no new output)' : read.delta
   const paths = [read.spillPaths.stdout, read.spillPaths.stderr].filter((p): p is string => typeof p === 'string')
   const dropped = `[some output was dropped from memory; full output: ${paths.length > 0 ? paths.join(', ') : '(unavailable)'}]`
-  const plain = appendMarkers(body, [...(read.lossy ? [dropped] : []), statusLine(read.task)])
+  const status = [statusLine(read.task), ...(read.task.status === 'running' ? [] : sandboxMarkers(read.task.sandbox, options))]
+  const plain = appendMarkers(body, [...(read.lossy ? [dropped] : []), ...status])
   if (!options.budget) return plain
   // The delta's own [stderr] section is kept apart, so a cut inside it keeps its label.
   const label = '[stderr]\n'
@@ -125,14 +131,15 @@ export function renderRead(read: BashTaskRead, options: { budget?: ResultBudget 
     { text: out, truncated: read.lossy, marker: dropped, label: '' },
     { text: err, truncated: false, marker: dropped, label },
   ]
-  const laid = layoutWithinBudget(streams, plain, [statusLine(read.task)], options.budget)
+  const laid = layoutWithinBudget(streams, plain, status, options.budget)
   // Both streams share one marker line: say it once.
   return laid === undefined ? plain : laid.replace(`${dropped}\n${dropped}\n`, `${dropped}\n`)
 }
 
-/** The completion notice injected into the owning agent. */
-export function renderNotice(task: BashTask): string {
-  return `background bash task ${task.id} finished ${statusLine(task)}. Read its output with bash_output.`
+/** The completion notice injected into the owning agent; the sandbox markers follow on their own lines. */
+export function renderNotice(task: BashTask, options: RunMarkerOptions = {}): string {
+  const sentence = `background bash task ${task.id} finished ${statusLine(task)}. Read its output with bash_output.`
+  return appendMarkers(sentence, sandboxMarkers(task.sandbox, options))
 }
 
 export const startedText = (id: string) => `started background task ${id}`

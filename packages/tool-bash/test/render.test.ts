@@ -121,6 +121,35 @@ describe('render', () => {
     )
   })
 
+  it('an ended task\'s sandbox denial follows the status line, in bash_output and in the notice; the hint only where an escalation is possible', () => {
+    const denied = {
+      ...task,
+      status: 'completed' as const,
+      exitCode: 1,
+      sandbox: { mode: 'read-only', accessDenied: true, escalations: ['workspace-write', 'danger-full-access'] },
+    }
+    const marker = '[sandbox: file access denied under read-only mode]'
+    const hint =
+      '[sandbox: to retry with wider access, call bash again with sandbox_permissions: "workspace-write" or "danger-full-access" and a justification]'
+    const deniedRead = read({ task: denied, delta: '[stderr]\nbash: line 1: /x: Read-only file system\n', lossy: true })
+    expect(renderRead(deniedRead, { escalationHint: true })).toBe(
+      `[stderr]\nbash: line 1: /x: Read-only file system\n[some output was dropped from memory; full output: (unavailable)]\n[status: completed, exit code: 1]\n${marker}\n${hint}`,
+    )
+    expect(renderRead(read({ task: denied }))).toBe(`(no new output)\n[status: completed, exit code: 1]\n${marker}`)
+    expect(renderNotice(denied, { escalationHint: true })).toBe(
+      `background bash task bash-1 finished [status: completed, exit code: 1]. Read its output with bash_output.\n${marker}\n${hint}`,
+    )
+    expect(renderNotice({ ...denied, sandbox: { ...denied.sandbox, escalations: [] } }, { escalationHint: true })).toBe(
+      `background bash task bash-1 finished [status: completed, exit code: 1]. Read its output with bash_output.\n${marker}`,
+    )
+    // No denial, or still running: nothing.
+    const clean = { ...denied, sandbox: { ...denied.sandbox, accessDenied: false } }
+    expect(renderNotice(clean, { escalationHint: true })).toBe(
+      'background bash task bash-1 finished [status: completed, exit code: 1]. Read its output with bash_output.',
+    )
+    expect(renderRead(read({ task: { ...denied, status: 'running' } }), { escalationHint: true })).toBe('(no new output)\n[status: running]')
+  })
+
   it('appendMarkers joins with exactly one newline', () => {
     expect(appendMarkers('a', ['b', 'c'])).toBe('a\nb\nc')
     expect(appendMarkers('a\n', ['b'])).toBe('a\nb')

@@ -32,6 +32,8 @@ export interface ToolCaller {
       id: string
       /** The session's workspace directory (absolute). */
       cwd: string
+      /** The session's sandbox mode, overriding the executor's default; absent: the default. */
+      sandboxMode?: string
     }
   }
 }

@@ -1,0 +1,104 @@
+import type { BashExecSpec, CollectedOutput, SandboxFacts } from '@deepseek-ai/dsh-bash'
+import type { ExitFacts, LaunchedCommand } from '@deepseek-ai/dsh-bash-kit'
+import type { CommandLine } from './executor.js'
+
+/**
+ * A transform of the command line, composed with the local launcher (the sandbox is one): the
+ * command's bash line in, the line to execute out, with what to undo afterwards and an adapter for
+ * the launched command; or a typed refusal, in which case nothing is started. Called once per
+ * launch, synchronously, before any process or cgroup exists. Modelled on Codex's
+ * `SandboxManager::transform`.
+ */
+export type LaunchTransform = (input: TransformInput) => TransformResult
+
+export interface TransformInput {
+  /** The resolved spec (its `sandboxMode` was resolved once, by `resolve`). */
+  spec: BashExecSpec
+  /** The launch's label, unique per executor (`run-3`, `bash-2`): a name for per-launch files. */
+  label: string
+  /** The bash command line the local executor would run. */
+  line: CommandLine
+  /** The executor's private directory (0700): per-launch files go there. */
+  privateDir: string
+}
+
+export type TransformResult = TransformedLaunch | TransformRefusal
+
+export interface TransformedLaunch {
+  kind: 'launch'
+  /** What to execute instead (it may be `input.line` itself). Its `extraFds` are closed by the launcher. */
+  line: CommandLine
+  /**
+   * Undo actions (files to delete, guards to release), run exactly once, in order: after the
+   * launched command's `release`, or at once when the launch fails. A throw is logged and harms
+   * no other action.
+   */
+  cleanup: Array<() => void>
+  /** Wraps the launched command (exit status translation, sandbox facts). Default: unchanged. */
+  adapt?: (launched: LaunchedCommand) => LaunchedCommand
+}
+
+export interface TransformRefusal {
+  kind: 'refused'
+  /** The error message the launch fails with (a run rejects, a start throws). */
+  reason: string
+}
+
+/** Runs undo actions once each, isolating failures. */
+export function runCleanup(actions: Array<() => void>): void {
+  for (const action of actions.splice(0)) {
+    try {
+      action()
+    } catch (error) {
+      console.error('[dsh-bash] a launch cleanup failed:', error)
+    }
+  }
+}
+
+/** A launched command whose `release` also runs the transform's cleanup. */
+export class CleanedUpCommand implements LaunchedCommand {
+  constructor(
+    private readonly inner: LaunchedCommand,
+    private readonly cleanup: Array<() => void>,
+  ) {}
+
+  get stdout() {
+    return this.inner.stdout
+  }
+
+  get stderr() {
+    return this.inner.stderr
+  }
+
+  get exited(): Promise<ExitFacts> {
+    return this.inner.exited
+  }
+
+  countLeftovers(): Promise<number> {
+    return this.inner.countLeftovers()
+  }
+
+  terminate(graceMs: number): Promise<void> {
+    return this.inner.terminate(graceMs)
+  }
+
+  whenEmpty(): Promise<void> {
+    return this.inner.whenEmpty()
+  }
+
+  async release(): Promise<void> {
+    try {
+      await this.inner.release()
+    } finally {
+      runCleanup(this.cleanup)
+    }
+  }
+
+  sandboxFacts(exit: ExitFacts, stderr: CollectedOutput): SandboxFacts | undefined {
+    return this.inner.sandboxFacts?.(exit, stderr)
+  }
+
+  lostReason(): string | undefined {
+    return this.inner.lostReason?.()
+  }
+}

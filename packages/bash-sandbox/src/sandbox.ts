@@ -1,0 +1,255 @@
+import { closeSync, existsSync, fstatSync, constants as fsConstants, mkdirSync, openSync, readlinkSync, realpathSync, rmdirSync, writeFileSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import type { TransformInput, TransformResult } from '@deepseek-ai/dsh-bash-local'
+import { bwrapArgs, FIRST_PROTECTION_FD, openStatusFile, probeBwrap, removeFile } from './bwrap.js'
+import { SandboxedCommand } from './command.js'
+import { checkRequestedMode, type SandboxExecutorConfig, type SandboxModeName } from './config.js'
+import { findGitMetadata, type GitProtection, gitMounts } from './git.js'
+import { buildSeccompFilter } from './seccomp.js'
+
+/** The start of every refusal when the sandbox cannot work on this machine. */
+export const UNAVAILABLE_PREFIX = 'the sandbox is unavailable, so no command was run'
+
+export interface SandboxSettings {
+  config: SandboxExecutorConfig
+  /** Physical path of the workspace root. */
+  workspaceRoot: string
+  /** The bwrap binary; undefined when none was found. */
+  bwrapPath: string | undefined
+}
+
+/**
+ * The sandbox as a transform of the command line (`LaunchTransform`): a spec and its bash line in,
+ * the bwrap command line, its cleanup and an adapter out, or a typed refusal. It holds no
+ * per-launch state except the git guards shared by concurrent commands (below).
+ */
+export class BwrapSandbox {
+  /** Why confined commands are refused; set by `probe`. */
+  unavailableReason: string | undefined
+  private seccompPath?: string
+  private readonly guards = new GuardRegistry()
+
+  constructor(private readonly settings: SandboxSettings) {}
+
+  /**
+   * Writes the seccomp program into the executor's private directory and runs bwrap once with the
+   * full confinement. Sets `unavailableReason` when the sandbox cannot work here.
+   */
+  probe(options: { privateDir: string; shellPath: string; containment: string; containmentNote: string }): void {
+    const { config, bwrapPath } = this.settings
+    this.unavailableReason = this.findReason(options, config, bwrapPath)
+  }
+
+  private findReason(
+    options: { privateDir: string; shellPath: string; containment: string; containmentNote: string },
+    config: SandboxExecutorConfig,
+    bwrapPath: string | undefined,
+  ): string | undefined {
+    if (!bwrapPath) {
+      const where = config.bwrapPath === undefined ? 'bwrap was not found in PATH' : `bwrap was not found at ${JSON.stringify(config.bwrapPath)}`
+      return `${UNAVAILABLE_PREFIX}: ${where} (install the bubblewrap package, or set bwrapPath)`
+    }
+    if (options.containment === 'pgroup') {
+      return `${UNAVAILABLE_PREFIX}: neither a cgroup nor /proc is available to follow the sandboxed processes (${options.containmentNote})`
+    }
+    let filter: Buffer
+    try {
+      filter = buildSeccompFilter({ denyUnixSockets: !config.network })
+    } catch (error) {
+      return `${UNAVAILABLE_PREFIX}: ${(error as Error).message}`
+    }
+    const seccompPath = join(options.privateDir, 'dsh-bash-seccomp.bpf')
+    writeFileSync(seccompPath, filter, { mode: 0o600, flag: 'wx' })
+    this.seccompPath = seccompPath
+    const reason = probeBwrap({
+      bwrapPath,
+      shellPath: options.shellPath,
+      network: config.network,
+      statusPath: join(options.privateDir, 'dsh-bash-probe-bwrap.json'),
+      seccompPath,
+    })
+    return reason ? `${UNAVAILABLE_PREFIX}: ${reason}` : undefined
+  }
+
+  /** The transform (bound: pass it as the local executor's `LaunchTransform`). */
+  readonly transform = (input: TransformInput): TransformResult => {
+    const { spec, label, line, privateDir } = input
+    let mode: SandboxModeName
+    try {
+      // Resolved once, by `resolve`; a hand-made spec with a bad mode is refused all the same.
+      mode = checkRequestedMode(spec.sandboxMode)
+    } catch (error) {
+      return { kind: 'refused', reason: (error as Error).message }
+    }
+    if (mode === 'danger-full-access') {
+      return { kind: 'launch', line, cleanup: [], adapt: (launched) => new SandboxedCommand(launched, mode) }
+    }
+    if (this.unavailableReason) return { kind: 'refused', reason: this.unavailableReason }
+    const { config, workspaceRoot, bwrapPath } = this.settings
+    const cleanup: Array<() => void> = []
+    const fds: number[] = []
+    try {
+      const statusPath = join(privateDir, `dsh-bash-${label}-bwrap.json`)
+      // Handed to bwrap as fd 3 (`--json-status-fd 3`), fd 4 (`--seccomp 4`), then the protections.
+      fds.push(openStatusFile(statusPath))
+      cleanup.push(() => removeFile(statusPath))
+      fds.push(openSync(this.seccompPath!, 'r'))
+      let protections: GitProtection[] = []
+      if (mode === 'workspace-write') {
+        const git = findGitMetadata(workspaceRoot)
+        const guarded = this.guards.acquire(workspaceRoot, git.missing, git.readOnly)
+        cleanup.push(() => this.guards.release(guarded))
+        protections = gitMounts(workspaceRoot, [...new Set([...git.readOnly, ...guarded])]).map((protection) => {
+          fds.push(openChecked(protection.path))
+          // extraFds become fd 3, 4, … in bwrap: this one is the last so far.
+          return { ...protection, fd: FIRST_PROTECTION_FD + fds.length - 3 }
+        })
+      }
+      const args = bwrapArgs({
+        mode,
+        network: config.network,
+        workspaceRoot,
+        protections,
+        workdir: spec.workdir,
+        workdirReal: realpathSync(spec.workdir),
+        // The private directory (full outputs, long scripts) lives under /tmp by default: keep it readable.
+        readOnlyExtras: [realpathSync(privateDir)],
+      })
+      return {
+        kind: 'launch',
+        line: { file: bwrapPath!, args: [...args, '--', line.file, ...line.args], joinsThroughBashEnv: false, monitor: true, extraFds: fds },
+        cleanup,
+        adapt: (launched) => new SandboxedCommand(launched, mode, statusPath),
+      }
+    } catch (error) {
+      // Nothing is started: undo what was set up, and refuse with the reason.
+      for (const fd of fds) closeQuietly(fd)
+      for (const undo of cleanup.reverse()) undo()
+      return { kind: 'refused', reason: (error as Error).message }
+    }
+  }
+}
+
+/**
+ * Opens a path to protect, for `--bind-fd`: without following a final symbolic link, without
+ * blocking on a FIFO, and checks that the descriptor is the directory or file at exactly `path`
+ * (no symbolic link on the way, which a running command may have swapped in since the scan).
+ */
+function openChecked(path: string): number {
+  let fd: number
+  try {
+    fd = openSync(path, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW | fsConstants.O_NONBLOCK)
+  } catch (error) {
+    throw new Error(`${CHANGED}: ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`)
+  }
+  try {
+    const stat = fstatSync(fd)
+    if (!stat.isDirectory() && !stat.isFile()) throw new Error(`${CHANGED}: ${path} is neither a directory nor a file`)
+    const opened = readlinkSync(`/proc/self/fd/${fd}`)
+    if (opened !== path) throw new Error(`${CHANGED}: ${path} leads to ${opened}`)
+    return fd
+  } catch (error) {
+    closeQuietly(fd)
+    throw error
+  }
+}
+
+/** The start of the error when a protected path moved between the scan and the launch. */
+const CHANGED = 'the workspace\'s git metadata changed while the sandbox was being set up, so no command was run'
+
+function closeQuietly(fd: number): void {
+  try {
+    closeSync(fd)
+  } catch {
+    // Already closed.
+  }
+}
+
+/**
+ * The empty read-only directories put where a `.git` is missing, shared by the commands running
+ * at the same time. The first command that needs one creates it (and any missing parent) on the
+ * host as a mount point; the last one to end removes what was created, if still empty. Removing it
+ * earlier would detach the mount inside the sandboxes still running (Linux lazily unmounts a
+ * removed mount point in every namespace), and they could then create the `.git`.
+ */
+class GuardRegistry {
+  private readonly held = new Map<string, { count: number; created: string[] }>()
+
+  /**
+   * Creates (or shares) the guards for the `missing` paths, and shares the guards among the
+   * `existing` ones (a guard created for a running command looks like an existing `.git`). Returns
+   * the paths now guarded: release them when the command is over.
+   */
+  acquire(root: string, missing: string[], existing: string[]): string[] {
+    const taken: string[] = []
+    for (const path of existing) {
+      const entry = this.held.get(path)
+      if (entry) {
+        entry.count++
+        taken.push(path)
+      }
+    }
+    try {
+      for (const path of missing) {
+        const entry = this.held.get(path)
+        if (entry) {
+          entry.count++
+          taken.push(path)
+          continue
+        }
+        const created = createDirectories(path, root)
+        if (created === undefined) continue
+        // Created by someone else meanwhile, it is an existing path all the same: bound read-only as found.
+        if (created.length > 0) this.held.set(path, { count: 1, created })
+        taken.push(path)
+      }
+    } catch (error) {
+      this.release(taken)
+      throw error
+    }
+    return taken
+  }
+
+  release(paths: string[]): void {
+    for (const path of paths) {
+      const entry = this.held.get(path)
+      if (!entry || --entry.count > 0) continue
+      this.held.delete(path)
+      for (const dir of [...entry.created].reverse()) {
+        try {
+          rmdirSync(dir)
+        } catch {
+          // Not empty (a file appeared once the guard was gone) or gone: leave it.
+          break
+        }
+      }
+    }
+  }
+}
+
+/**
+ * `mkdir -p` below `root`: returns the directories it created, shallowest first (empty when `path`
+ * existed); undefined, creating nothing, when `root` itself is gone (bwrap then fails on its bind).
+ */
+function createDirectories(path: string, root: string): string[] | undefined {
+  const chain: string[] = []
+  for (let dir = path; !existsSync(dir); dir = dirname(dir)) {
+    if (dir === root || dirname(dir) === dir) return undefined
+    chain.unshift(dir)
+  }
+  const created: string[] = []
+  try {
+    for (const dir of chain) {
+      try {
+        mkdirSync(dir, { mode: 0o755 })
+        created.push(dir)
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
+      }
+    }
+  } catch (error) {
+    for (const dir of created.reverse()) rmdirSync(dir)
+    throw error
+  }
+  return created
+}

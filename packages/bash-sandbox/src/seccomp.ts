@@ -1,0 +1,111 @@
+/**
+ * The seccomp filter every confined command gets (`bwrap --seccomp FD`): a classic-BPF program,
+ * built here byte for byte, that refuses with EPERM
+ *
+ * - the kernel keyring calls `add_key`, `request_key` and `keyctl`: a user namespace does not
+ *   separate the user keyring here (measured: a key added in `bwrap --unshare-user` was listed in
+ *   the host's /proc/keys), so only a filter keeps commands out of the host's keyrings;
+ * - `io_uring_setup`, `io_uring_enter`, `io_uring_register`: io_uring performs socket and file
+ *   operations without the system calls this filter inspects;
+ * - with the network off, `socket(AF_UNIX, …)`: a private network namespace cuts TCP, UDP and
+ *   abstract sockets, but a socket *file* on the read-only host file system (`/run/docker.sock`,
+ *   D-Bus, an SSH agent) can still be connected to. `socketpair` stays allowed (it connects to
+ *   nothing outside the command).
+ *
+ * and kills any process that makes a system call of another architecture (x32 system calls,
+ * 32-bit programs): their numbers differ, so the filter could not check them.
+ */
+
+/** `struct seccomp_data` offsets. */
+const NR_OFFSET = 0
+const ARCH_OFFSET = 4
+const ARG0_OFFSET = 16 // low 32 bits of args[0] (little-endian)
+
+const BPF_LD_W_ABS = 0x20
+const BPF_JEQ_K = 0x15
+const BPF_JGE_K = 0x35
+const BPF_RET_K = 0x06
+
+const SECCOMP_RET_KILL_PROCESS = 0x80000000
+const SECCOMP_RET_ERRNO = 0x00050000
+const SECCOMP_RET_ALLOW = 0x7fff0000
+const EPERM = 1
+const AF_UNIX = 1
+/** x32 system calls on x86_64 carry this bit in their number. */
+const X32_SYSCALL_BIT = 0x40000000
+
+interface ArchTable {
+  /** AUDIT_ARCH_* */
+  audit: number
+  keyring: number[]
+  ioUring: number[]
+  socket: number
+  /** True on x86_64, where x32 calls share the architecture value. */
+  x32Bit: boolean
+}
+
+/** System call numbers of the architectures Node.js runs on here. */
+const ARCHES: Record<string, ArchTable> = {
+  x64: { audit: 0xc000003e, keyring: [248, 249, 250], ioUring: [425, 426, 427], socket: 41, x32Bit: true },
+  arm64: { audit: 0xc00000b7, keyring: [217, 218, 219], ioUring: [425, 426, 427], socket: 198, x32Bit: false },
+}
+
+export interface FilterOptions {
+  /** Refuse `socket(AF_UNIX, …)` (the network is off). */
+  denyUnixSockets: boolean
+  /** `process.arch` by default. */
+  arch?: string
+}
+
+type Instruction = { code: number; k: number; jt?: string; jf?: string; label?: string }
+
+/**
+ * The filter as the bytes of a `struct sock_filter[]` (8 bytes per instruction, little-endian).
+ * Throws for an architecture it has no system call table for.
+ */
+export function buildSeccompFilter(options: FilterOptions): Buffer {
+  const arch = options.arch ?? process.arch
+  const table = ARCHES[arch]
+  if (!table) throw new Error(`no seccomp filter for the ${arch} architecture (supported: ${Object.keys(ARCHES).join(', ')})`)
+  const program: Instruction[] = [
+    { code: BPF_LD_W_ABS, k: ARCH_OFFSET },
+    { code: BPF_JEQ_K, k: table.audit, jt: 'native', jf: 'kill' },
+    { label: 'native', code: BPF_LD_W_ABS, k: NR_OFFSET },
+  ]
+  if (table.x32Bit) program.push({ code: BPF_JGE_K, k: X32_SYSCALL_BIT, jt: 'kill', jf: 'next' })
+  for (const nr of [...table.keyring, ...table.ioUring]) program.push({ code: BPF_JEQ_K, k: nr, jt: 'deny', jf: 'next' })
+  if (options.denyUnixSockets) {
+    program.push({ code: BPF_JEQ_K, k: table.socket, jt: 'socket', jf: 'allow' })
+  }
+  program.push(
+    { label: 'allow', code: BPF_RET_K, k: SECCOMP_RET_ALLOW },
+    { label: 'socket', code: BPF_LD_W_ABS, k: ARG0_OFFSET },
+    { code: BPF_JEQ_K, k: AF_UNIX, jt: 'deny', jf: 'allow-socket' },
+    { label: 'allow-socket', code: BPF_RET_K, k: SECCOMP_RET_ALLOW },
+    { label: 'deny', code: BPF_RET_K, k: SECCOMP_RET_ERRNO | EPERM },
+    { label: 'kill', code: BPF_RET_K, k: SECCOMP_RET_KILL_PROCESS },
+  )
+  return assemble(program)
+}
+
+/** Resolves the symbolic jumps (`next`: the following instruction) and encodes the program. */
+function assemble(program: Instruction[]): Buffer {
+  const at = new Map<string, number>()
+  program.forEach((ins, index) => ins.label && at.set(ins.label, index))
+  const out = Buffer.alloc(program.length * 8)
+  program.forEach((ins, index) => {
+    const offset = (target: string | undefined): number => {
+      if (target === undefined || target === 'next') return 0
+      const to = at.get(target)
+      if (to === undefined || to <= index) throw new Error(`seccomp assembler: bad jump target ${target}`)
+      const distance = to - index - 1
+      if (distance > 255) throw new Error('seccomp assembler: jump too far')
+      return distance
+    }
+    out.writeUInt16LE(ins.code, index * 8)
+    out.writeUInt8(offset(ins.jt), index * 8 + 2)
+    out.writeUInt8(offset(ins.jf), index * 8 + 3)
+    out.writeUInt32LE(ins.k >>> 0, index * 8 + 4)
+  })
+  return out
+}
