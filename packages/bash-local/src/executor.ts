@@ -1,12 +1,11 @@
 import { randomBytes } from 'node:crypto'
-import { rmSync, writeFileSync } from 'node:fs'
+import { closeSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Context } from 'cordis'
 import type { BashExecSpec } from '@deepseek-ai/dsh-bash'
 import {
   BASH_ENV_NEXT_VARIABLE as BASH_ENV_NEXT,
   buildEnvironment,
-  CGROUP_VARIABLE,
   type LaunchedCommand,
   ProcessExecutor,
 } from '@deepseek-ai/dsh-bash-kit'
@@ -15,6 +14,8 @@ import { findExecutable, type LocalExecutorConfig, type LocalExecutorConfigInput
 import { checkWorkdir, spawnPlan, writeScript } from './launch.js'
 import { MarkerTracker } from './marker.js'
 import { ProcessGroupTracker } from './pgroup.js'
+import { closePipe, FifoPipePool, type PipeEnds } from './pipes.js'
+import { launcherScript, preludeScript } from './prelude.js'
 import { hasProc } from './proc.js'
 import type { ContainmentKind, ProcessTracker } from './tracker.js'
 
@@ -29,9 +30,9 @@ export interface CommandLine {
   file: string
   args: string[]
   /**
-   * True when `file` is bash itself, which joins its cgroup through the BASH_ENV prelude before it
-   * runs anything. False for wrappers (bwrap, …): they are started through a `/bin/sh` launcher
-   * that joins the cgroup and then execs them.
+   * True when `file` is bash itself, which joins its cgroup and closes inherited descriptors through
+   * the BASH_ENV prelude before it runs anything. False for wrappers (bwrap, …): they are started
+   * through a bash launcher that does the same (keeping `extraFds`) and then execs them.
    */
   joinsThroughBashEnv: boolean
   /**
@@ -61,7 +62,12 @@ export class LocalExecutor extends ProcessExecutor {
   readonly containment: ContainmentKind
   /** Why a better containment strategy is not in use (empty when cgroups are used). */
   readonly containmentNote: string
+  /** What the command's stdout and stderr are: real pipes (`fifo`), or Node's socketpairs (`socket`). */
+  readonly outputPipes: 'fifo' | 'socket'
+  /** Why `outputPipes` is `socket` when `auto` was asked for (empty otherwise). */
+  readonly outputPipesNote: string
   private readonly cgroups?: CgroupManager
+  private readonly pipePool?: FifoPipePool
   private readonly preludePath: string
   /** The scrubbed, non-interactive inherited environment (computed at the first command). */
   private inheritedEnv?: Readonly<Record<string, string>>
@@ -76,20 +82,20 @@ export class LocalExecutor extends ProcessExecutor {
     this.containment = choice.kind
     this.containmentNote = choice.note
     this.cgroups = choice.manager
-    this.preludePath = join(this.spillDir, 'join-cgroup.sh')
-    writeFileSync(
-      this.preludePath,
-      [
-        '# dsh-bash: join this command\'s cgroup before anything runs, so nothing it starts can escape the kill.',
-        `if [ -n "\${${CGROUP_VARIABLE}-}" ]; then`,
-        `  if ! echo 0 2>/dev/null >"\$${CGROUP_VARIABLE}/cgroup.procs"; then echo "dsh-bash: cannot join cgroup \$${CGROUP_VARIABLE}" >&2; exit 125; fi`,
-        'fi',
-        `unset ${CGROUP_VARIABLE}`,
-        `if [ -n "\${${BASH_ENV_NEXT}+set}" ]; then export BASH_ENV="\$${BASH_ENV_NEXT}"; unset ${BASH_ENV_NEXT}; . "\$BASH_ENV"; else unset BASH_ENV; fi`,
-        '',
-      ].join('\n'),
-      { mode: 0o600, flag: 'wx' },
-    )
+    this.preludePath = join(this.spillDir, 'prelude.sh')
+    writeFileSync(this.preludePath, preludeScript(), { mode: 0o600, flag: 'wx' })
+    let pipes: ReturnType<typeof choosePipes>
+    try {
+      pipes = choosePipes(parsed.outputPipes, join(this.spillDir, 'pipes'))
+    } catch (error) {
+      // Registered already (super): leave nothing behind.
+      this.cgroups?.dispose()
+      rmSync(this.spillDir, { recursive: true, force: true })
+      throw error
+    }
+    this.outputPipes = pipes.kind
+    this.outputPipesNote = pipes.note
+    this.pipePool = pipes.pool
   }
 
   /** The command line for a spec. Subclasses (the sandbox) wrap it. */
@@ -126,15 +132,33 @@ export class LocalExecutor extends ProcessExecutor {
     Object.assign(env, tracker.env)
     let file = line.file
     let args = line.args
-    if (tracker.kind === 'cgroup') {
-      if (line.joinsThroughBashEnv) {
-        // The prelude sources the caller's BASH_ENV, if any, once the cgroup is joined.
-        if (env.BASH_ENV !== undefined) env[BASH_ENV_NEXT] = env.BASH_ENV
-        env.BASH_ENV = this.preludePath
-      } else {
-        args = ['-c', `echo 0 >"$${CGROUP_VARIABLE}/cgroup.procs" || exit 125; unset ${CGROUP_VARIABLE}; exec "$@"`, 'dsh-bash', file, ...args]
-        file = '/bin/sh'
+    if (line.joinsThroughBashEnv) {
+      // The prelude sources the caller's BASH_ENV, if any, once the cgroup is joined.
+      if (env.BASH_ENV !== undefined) env[BASH_ENV_NEXT] = env.BASH_ENV
+      env.BASH_ENV = this.preludePath
+    } else {
+      // The launcher runs outside any sandbox: it must not source the caller's BASH_ENV; it gives it back.
+      if (env.BASH_ENV !== undefined) env[BASH_ENV_NEXT] = env.BASH_ENV
+      delete env.BASH_ENV
+      args = ['--noprofile', '--norc', '-c', launcherScript(line.extraFds?.length ?? 0), 'dsh-bash', file, ...args]
+      file = this.shellPath
+    }
+    let pipes: { stdout: PipeEnds; stderr: PipeEnds } | undefined
+    try {
+      if (this.pipePool) {
+        const stdout = this.pipePool.take()
+        try {
+          pipes = { stdout, stderr: this.pipePool.take() }
+        } catch (error) {
+          closePipe(stdout)
+          throw error
+        }
       }
+    } catch (error) {
+      for (const fd of line.extraFds ?? []) closeQuietly(fd)
+      tracker.release()
+      if (scriptPath) rmSync(scriptPath, { force: true })
+      throw error
     }
     return spawnPlan({
       file,
@@ -146,11 +170,13 @@ export class LocalExecutor extends ProcessExecutor {
       cleanup: scriptPath ? [scriptPath] : [],
       monitor: line.monitor === true,
       extraFds: line.extraFds,
+      pipes,
     })
   }
 
   protected async disposeBackend(): Promise<void> {
     this.cgroups?.dispose()
+    this.pipePool?.dispose()
   }
 
   private tracker(label: string): ProcessTracker {
@@ -158,6 +184,34 @@ export class LocalExecutor extends ProcessExecutor {
     // Unique across executors too (two executors in one process both have a `bash-1`).
     if (this.containment === 'marker') return new MarkerTracker(`${process.pid}-${label}-${randomBytes(8).toString('hex')}`)
     return new ProcessGroupTracker()
+  }
+}
+
+function closeQuietly(fd: number): void {
+  try {
+    closeSync(fd)
+  } catch {
+    // Already closed.
+  }
+}
+
+function choosePipes(wanted: LocalExecutorConfig['outputPipes'], dir: string): {
+  kind: 'fifo' | 'socket'
+  note: string
+  pool?: FifoPipePool
+} {
+  if (wanted === 'socket') return { kind: 'socket', note: '' }
+  const { pool, reason } = FifoPipePool.create(dir, findExecutableOrUndefined('mkfifo'))
+  if (pool) return { kind: 'fifo', note: '', pool }
+  if (wanted === 'fifo') throw new Error(`outputPipes "fifo" is not available: ${reason}`)
+  return { kind: 'socket', note: `no real pipes (commands cannot open /dev/stdout): ${reason}` }
+}
+
+function findExecutableOrUndefined(name: string): string | undefined {
+  try {
+    return findExecutable(name)
+  } catch {
+    return undefined
   }
 }
 

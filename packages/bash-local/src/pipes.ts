@@ -1,0 +1,162 @@
+import { execFile, spawnSync } from 'node:child_process'
+import { closeSync, constants, mkdirSync, openSync, rmSync, unlinkSync } from 'node:fs'
+import { join } from 'node:path'
+import { Socket } from 'node:net'
+import type { Readable } from 'node:stream'
+
+/**
+ * Why FIFOs: Node's `spawn` with stdio 'pipe' gives the child AF_UNIX socketpairs, and Linux cannot
+ * open a socket through /dev/fd, so `echo x > /dev/stderr`, `tee /dev/stdout` or `exec 3>/dev/stdout`
+ * fail with ENXIO. Node has no pipe(2) and no mkfifo(3), so the pipes are FIFOs made by the
+ * `mkfifo` program, in batches (one process per batch: 32 FIFOs cost about 5–11 ms here), opened at
+ * once (the read end O_RDONLY|O_NONBLOCK first, so that opening the write end does not block) and
+ * unlinked at once: a pooled pipe is two open descriptors and no name, so nothing can open it later
+ * by path, and nothing is left on disk. Node opens both ends with O_CLOEXEC, so a pooled pipe never
+ * leaks into another child.
+ */
+
+/** One pipe: the executor reads `readFd`; the command writes `writeFd` (its stdout or stderr). */
+export interface PipeEnds {
+  /** Read end, opened non-blocking; wrap it with `pipeReader`. */
+  readonly readFd: number
+  /** Write end, blocking; given to the child, then closed by the executor. */
+  readonly writeFd: number
+}
+
+/** FIFOs made per `mkfifo` run. */
+const BATCH = 32
+/** Below this many pooled pipes, the next batch is made in the background. */
+const LOW_WATER = 12
+
+/**
+ * A pool of real pipes for commands' stdout and stderr. `take()` is synchronous: it makes a batch
+ * on the spot only when the pool is empty (a burst); otherwise the pool is refilled in the
+ * background before it runs dry.
+ */
+export class FifoPipePool {
+  readonly #dir: string
+  readonly #mkfifo: string
+  #pool: PipeEnds[] = []
+  #seq = 0
+  #refilling = false
+  #disposed = false
+
+  private constructor(dir: string, mkfifo: string) {
+    this.#dir = dir
+    this.#mkfifo = mkfifo
+  }
+
+  /**
+   * Creates the pool in `dir` (created 0700; it must be private to this executor) and makes its
+   * first batch; returns the reason instead when FIFOs cannot be made or opened here.
+   */
+  static create(dir: string, mkfifo: string | undefined): { pool?: FifoPipePool; reason?: string } {
+    if (!mkfifo) return { reason: 'the mkfifo program was not found in PATH' }
+    try {
+      mkdirSync(dir, { mode: 0o700 })
+    } catch (error) {
+      return { reason: `cannot create ${dir}: ${(error as Error).message}` }
+    }
+    const pool = new FifoPipePool(dir, mkfifo)
+    try {
+      pool.#fillSync()
+    } catch (error) {
+      pool.dispose()
+      return { reason: (error as Error).message }
+    }
+    return { pool }
+  }
+
+  /** Pipes ready in the pool (for tests). */
+  get size(): number {
+    return this.#pool.length
+  }
+
+  /** A fresh pipe. Throws when none can be made (the pool is disposed, or mkfifo fails). */
+  take(): PipeEnds {
+    if (this.#disposed) throw new Error('the pipe pool is disposed')
+    if (this.#pool.length === 0) this.#fillSync()
+    const pipe = this.#pool.pop()!
+    if (this.#pool.length < LOW_WATER) this.#refillInBackground()
+    return pipe
+  }
+
+  /** Closes every pooled pipe and removes the directory. Idempotent. */
+  dispose(): void {
+    this.#disposed = true
+    for (const pipe of this.#pool.splice(0)) closePipe(pipe)
+    rmSync(this.#dir, { recursive: true, force: true })
+  }
+
+  #batchPaths(): string[] {
+    return Array.from({ length: BATCH }, () => join(this.#dir, `p${++this.#seq}`))
+  }
+
+  #fillSync(): void {
+    const paths = this.#batchPaths()
+    const result = spawnSync(this.#mkfifo, ['-m', '600', '--', ...paths], { stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8' })
+    const opened = this.#adopt(paths)
+    if (opened === 0) {
+      const why = result.error?.message ?? (result.stderr?.trim() || `exit code ${result.status}`)
+      throw new Error(`cannot make a pipe with ${this.#mkfifo}: ${why}`)
+    }
+  }
+
+  #refillInBackground(): void {
+    if (this.#refilling || this.#disposed) return
+    this.#refilling = true
+    const paths = this.#batchPaths()
+    execFile(this.#mkfifo, ['-m', '600', '--', ...paths], () => {
+      this.#refilling = false
+      // Made for a pool disposed meanwhile: the directory is gone or going; remove what is left.
+      if (this.#disposed) for (const path of paths) unlinkQuietly(path)
+      else this.#adopt(paths)
+    })
+  }
+
+  /** Opens and unlinks each FIFO that exists; returns how many joined the pool. */
+  #adopt(paths: string[]): number {
+    let opened = 0
+    for (const path of paths) {
+      let readFd = -1
+      try {
+        readFd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK)
+        const writeFd = openSync(path, constants.O_WRONLY)
+        this.#pool.push({ readFd, writeFd })
+        opened++
+      } catch {
+        if (readFd >= 0) closeQuietly(readFd)
+      } finally {
+        unlinkQuietly(path)
+      }
+    }
+    return opened
+  }
+}
+
+/** The read end of a pipe as a stream (libuv polls it: reads never block the event loop). Destroying it closes the descriptor. */
+export function pipeReader(readFd: number): Readable {
+  return new Socket({ fd: readFd, readable: true, writable: false })
+}
+
+/** Closes both ends. */
+export function closePipe(pipe: PipeEnds): void {
+  closeQuietly(pipe.readFd)
+  closeQuietly(pipe.writeFd)
+}
+
+export function closeQuietly(fd: number): void {
+  try {
+    closeSync(fd)
+  } catch {
+    // Already closed.
+  }
+}
+
+function unlinkQuietly(path: string): void {
+  try {
+    unlinkSync(path)
+  } catch {
+    // Never made, or gone already.
+  }
+}
