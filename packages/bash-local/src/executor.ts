@@ -108,7 +108,7 @@ export class LocalExecutor extends ProcessExecutor {
     checkWorkdir(spec.workdir)
     let scriptPath: string | undefined
     if (Buffer.byteLength(spec.command) > MAX_ARGUMENT_BYTES) {
-      scriptPath = join(this.spillDir, `dsh-bash-${label}-script.sh`)
+      scriptPath = join(this.ownerSpillDir(spec.owner), `dsh-bash-${label}-script.sh`)
       writeScript(scriptPath, spec.command)
     }
     let tracker: ProcessTracker | undefined
