@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { closeSync, rmSync, writeFileSync } from 'node:fs'
+import { rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Context } from 'cordis'
 import type { BashExecSpec } from '@deepseek-ai/dsh-bash'
@@ -69,6 +69,7 @@ export class LocalExecutor extends ProcessExecutor {
   private readonly cgroups?: CgroupManager
   private readonly pipePool?: FifoPipePool
   private readonly preludePath: string
+  private pipeFailureLogged = false
   /** The scrubbed, non-interactive inherited environment (computed at the first command). */
   private inheritedEnv?: Readonly<Record<string, string>>
 
@@ -143,23 +144,7 @@ export class LocalExecutor extends ProcessExecutor {
       args = ['--noprofile', '--norc', '-c', launcherScript(line.extraFds?.length ?? 0), 'dsh-bash', file, ...args]
       file = this.shellPath
     }
-    let pipes: { stdout: PipeEnds; stderr: PipeEnds } | undefined
-    try {
-      if (this.pipePool) {
-        const stdout = this.pipePool.take()
-        try {
-          pipes = { stdout, stderr: this.pipePool.take() }
-        } catch (error) {
-          closePipe(stdout)
-          throw error
-        }
-      }
-    } catch (error) {
-      for (const fd of line.extraFds ?? []) closeQuietly(fd)
-      tracker.release()
-      if (scriptPath) rmSync(scriptPath, { force: true })
-      throw error
-    }
+    const pipes = this.takePipes()
     return spawnPlan({
       file,
       args,
@@ -174,6 +159,27 @@ export class LocalExecutor extends ProcessExecutor {
     })
   }
 
+  /**
+   * Two real pipes from the pool, or undefined for Node's socketpairs: when the pool cannot make
+   * pipes any more (its directory removed by a temp cleaner, a full file table), the command still
+   * runs, with sockets, and the failure is logged once.
+   */
+  private takePipes(): { stdout: PipeEnds; stderr: PipeEnds } | undefined {
+    if (!this.pipePool) return undefined
+    let stdout: PipeEnds | undefined
+    try {
+      stdout = this.pipePool.take()
+      return { stdout, stderr: this.pipePool.take() }
+    } catch (error) {
+      if (stdout) closePipe(stdout)
+      if (!this.pipeFailureLogged) {
+        this.pipeFailureLogged = true
+        console.error(`[dsh-bash] real pipes failed, commands get sockets for stdout and stderr: ${(error as Error).message}`)
+      }
+      return undefined
+    }
+  }
+
   protected async disposeBackend(): Promise<void> {
     this.cgroups?.dispose()
     this.pipePool?.dispose()
@@ -184,14 +190,6 @@ export class LocalExecutor extends ProcessExecutor {
     // Unique across executors too (two executors in one process both have a `bash-1`).
     if (this.containment === 'marker') return new MarkerTracker(`${process.pid}-${label}-${randomBytes(8).toString('hex')}`)
     return new ProcessGroupTracker()
-  }
-}
-
-function closeQuietly(fd: number): void {
-  try {
-    closeSync(fd)
-  } catch {
-    // Already closed.
   }
 }
 

@@ -1,5 +1,5 @@
 import { execFile, spawnSync } from 'node:child_process'
-import { closeSync, constants, mkdirSync, openSync, rmSync, unlinkSync } from 'node:fs'
+import { closeSync, constants, fstatSync, mkdirSync, openSync, rmSync, unlinkSync } from 'node:fs'
 import { join } from 'node:path'
 import { Socket } from 'node:net'
 import type { Readable } from 'node:stream'
@@ -121,6 +121,8 @@ export class FifoPipePool {
       let readFd = -1
       try {
         readFd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK)
+        // mkfifo refuses an existing path, so this is ours; checked all the same (never a planted file).
+        if (!fstatSync(readFd).isFIFO()) throw new Error('not a FIFO')
         const writeFd = openSync(path, constants.O_WRONLY)
         this.#pool.push({ readFd, writeFd })
         opened++

@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process'
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, statSync, utimesSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { Context } from 'cordis'
 import type { BashTask } from '@deepseek-ai/dsh-bash'
@@ -508,6 +508,24 @@ describe('local executor: pipes and descriptors', () => {
     const denied = await run(socket, 'echo x > /dev/stderr')
     expect(denied.exitCode).toBe(1)
     expect(denied.stderr.text).toMatch(/No such device or address/)
+  })
+
+  it('when the pool can make no pipe any more (its directory removed), commands still run, with sockets, logged once', async () => {
+    const bash = await executor()
+    const pipesDir = join(dirname(bash.ownerSpillDir(undefined)), 'pipes')
+    rmSync(pipesDir, { recursive: true })
+    const errors = vi.spyOn(console, 'error').mockImplementation(() => {})
+    try {
+      const kinds: string[] = []
+      // More commands than the pool holds: the last ones find it empty and mkfifo failing.
+      for (let i = 0; i < 40; i++) kinds.push((await run(bash, 'stat -L -c %F /proc/self/fd/1; echo ok >&2')).stdout.text.trim())
+      expect(kinds[0]).toBe('fifo')
+      expect(kinds.at(-1)).toBe('socket')
+      const failures = errors.mock.calls.filter((call) => String(call[0]).includes('real pipes failed'))
+      expect(failures).toHaveLength(1)
+    } finally {
+      errors.mockRestore()
+    }
   })
 
   it('a bad outputPipes is a clear config error', async () => {
