@@ -144,8 +144,7 @@ export class LocalExecutor extends ProcessExecutor {
       args = ['--noprofile', '--norc', '-c', launcherScript(line.extraFds?.length ?? 0), 'dsh-bash', file, ...args]
       file = this.shellPath
     }
-    const pipes = this.takePipes()
-    return spawnPlan({
+    const plan = {
       file,
       args,
       cwd: spec.workdir,
@@ -155,8 +154,8 @@ export class LocalExecutor extends ProcessExecutor {
       cleanup: scriptPath ? [scriptPath] : [],
       monitor: line.monitor === true,
       extraFds: line.extraFds,
-      pipes,
-    })
+    }
+    return this.takePipes().then((pipes) => spawnPlan({ ...plan, pipes }))
   }
 
   /**
@@ -164,12 +163,12 @@ export class LocalExecutor extends ProcessExecutor {
    * pipes any more (its directory removed by a temp cleaner, a full file table), the command still
    * runs, with sockets, and the failure is logged once.
    */
-  private takePipes(): { stdout: PipeEnds; stderr: PipeEnds } | undefined {
+  private async takePipes(): Promise<{ stdout: PipeEnds; stderr: PipeEnds } | undefined> {
     if (!this.pipePool) return undefined
     let stdout: PipeEnds | undefined
     try {
-      stdout = this.pipePool.take()
-      return { stdout, stderr: this.pipePool.take() }
+      stdout = await this.pipePool.take()
+      return { stdout, stderr: await this.pipePool.take() }
     } catch (error) {
       if (stdout) closePipe(stdout)
       if (!this.pipeFailureLogged) {
