@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { rmSync, writeFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import type { Context } from 'cordis'
 import type { BashExecSpec } from '@deepseek-ai/dsh-bash'
 import {
@@ -87,7 +87,7 @@ export class LocalExecutor extends ProcessExecutor {
     writeFileSync(this.preludePath, preludeScript(), { mode: 0o600, flag: 'wx' })
     let pipes: ReturnType<typeof choosePipes>
     try {
-      pipes = choosePipes(parsed.outputPipes, join(this.spillDir, 'pipes'))
+      pipes = choosePipes(parsed.outputPipes, dirname(this.spillDir))
     } catch (error) {
       // Registered already (super): leave nothing behind.
       this.cgroups?.dispose()
@@ -192,13 +192,13 @@ export class LocalExecutor extends ProcessExecutor {
   }
 }
 
-function choosePipes(wanted: LocalExecutorConfig['outputPipes'], dir: string): {
+function choosePipes(wanted: LocalExecutorConfig['outputPipes'], parent: string): {
   kind: 'fifo' | 'socket'
   note: string
   pool?: FifoPipePool
 } {
   if (wanted === 'socket') return { kind: 'socket', note: '' }
-  const { pool, reason } = FifoPipePool.create(dir, findExecutableOrUndefined('mkfifo'))
+  const { pool, reason } = FifoPipePool.create(parent, findExecutableOrUndefined('mkfifo'))
   if (pool) return { kind: 'fifo', note: '', pool }
   if (wanted === 'fifo') throw new Error(`outputPipes "fifo" is not available: ${reason}`)
   return { kind: 'socket', note: `no real pipes (commands cannot open /dev/stdout): ${reason}` }

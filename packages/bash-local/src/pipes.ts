@@ -1,5 +1,5 @@
 import { execFile, spawnSync } from 'node:child_process'
-import { closeSync, constants, fstatSync, mkdirSync, openSync, rmSync, unlinkSync } from 'node:fs'
+import { closeSync, constants, fstatSync, mkdtempSync, openSync, rmSync, unlinkSync } from 'node:fs'
 import { join } from 'node:path'
 import { Socket } from 'node:net'
 import type { Readable } from 'node:stream'
@@ -53,15 +53,19 @@ export class FifoPipePool {
   }
 
   /**
-   * Creates the pool in `dir` (created 0700; it must be private to this executor) and makes its
-   * first batch; returns the reason instead when FIFOs cannot be made or opened here.
+   * Creates the pool in a new private directory (0700, random name `dsh-bash-pipes-XXXXXX`) under
+   * `parent` and makes its first batch; returns the reason instead when FIFOs cannot be made or
+   * opened here. The directory is a sibling of the spill directory, not inside it: a sandbox that
+   * shows the spill directory (or an owner's) to a command does not show the FIFOs while they have
+   * a name (between `mkfifo` and their unlinking), and under /tmp the sandbox's private /tmp hides it.
    */
-  static create(dir: string, mkfifo: string | undefined): { pool?: FifoPipePool; reason?: string } {
+  static create(parent: string, mkfifo: string | undefined): { pool?: FifoPipePool; reason?: string } {
     if (!mkfifo) return { reason: 'the mkfifo program was not found in PATH' }
+    let dir: string
     try {
-      mkdirSync(dir, { mode: 0o700 })
+      dir = mkdtempSync(join(parent, 'dsh-bash-pipes-'))
     } catch (error) {
-      return { reason: `cannot create ${dir}: ${(error as Error).message}` }
+      return { reason: `cannot create a directory for pipes under ${parent}: ${(error as Error).message}` }
     }
     const pool = new FifoPipePool(dir, mkfifo)
     const paths = pool.#batchPaths()
@@ -72,6 +76,11 @@ export class FifoPipePool {
       return { reason: `cannot make a pipe with ${mkfifo}: ${why}` }
     }
     return { pool }
+  }
+
+  /** The pool's private directory (empty but for FIFOs being made). */
+  get dir(): string {
+    return this.#dir
   }
 
   /** Pipes ready in the pool (for tests). */

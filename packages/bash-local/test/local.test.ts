@@ -512,7 +512,7 @@ describe('local executor: pipes and descriptors', () => {
 
   it('when the pool can make no pipe any more (its directory removed), commands still run, with sockets, logged once', async () => {
     const bash = await executor()
-    const pipesDir = join(dirname(bash.ownerSpillDir(undefined)), 'pipes')
+    const pipesDir = (bash as unknown as { pipePool: { dir: string } }).pipePool.dir
     rmSync(pipesDir, { recursive: true })
     const errors = vi.spyOn(console, 'error').mockImplementation(() => {})
     try {
@@ -540,11 +540,12 @@ describe('local executor: pipes and descriptors', () => {
     await run(bash, 'true')
     // Let a background refill that the first command may have started finish.
     await new Promise((resolve) => setTimeout(resolve, 300))
-    const pool = (bash as unknown as { pipePool: { size: number } }).pipePool
+    const pool = (bash as unknown as { pipePool: { size: number; dir: string } }).pipePool
     // Descriptors other than the pooled pipes (two each).
     const others = () => openFds() - 2 * pool.size
     const before = others()
-    const pipesDir = join(dirname(bash.ownerSpillDir(undefined)), 'pipes')
+    const pipesDir = pool.dir
+    expect(dirname(pipesDir)).toBe(dirname(dirname(bash.ownerSpillDir(undefined))))
     // A burst of 40 at once needs 80 pipes: more than one batch, made on the spot.
     const burst = await Promise.all(Array.from({ length: 40 }, (_, i) => run(bash, `echo ${i}; echo e${i} >&2`)))
     expect(burst.map((r) => r.stdout.text)).toEqual(Array.from({ length: 40 }, (_, i) => `${i}\n`))
