@@ -32,9 +32,8 @@ const LOW_WATER = 24
 /**
  * A pool of real pipes for commands' stdout and stderr. The first batch is made when the pool is
  * created; later ones in the background (`execFile`) when fewer than LOW_WATER are left, so that
- * the event loop never waits for `mkfifo`: a `take()` that finds the pool empty (a burst) waits for
- * the batch in flight instead. (Made synchronously on the spot, a batch blocked the event loop for
- * ~13 ms, which showed in the p99 event-loop delay of 200 background starts.)
+ * the event loop rarely waits for `mkfifo`: only a `take()` that finds the pool empty (a burst
+ * faster than the background batch) makes one on the spot (~13 ms).
  */
 export class FifoPipePool {
   readonly #dir: string
@@ -89,8 +88,8 @@ export class FifoPipePool {
   }
 
   /**
-   * A fresh pipe: at once when the pool has one, else once the next batch is made. Rejects when
-   * none can be made (the pool is disposed, or mkfifo keeps failing).
+   * A fresh pipe: from the pool, or from a batch made on the spot when it is empty. Rejects when
+   * none can be made (the pool is disposed, or mkfifo fails).
    */
   async take(): Promise<PipeEnds> {
     for (;;) {
@@ -100,9 +99,12 @@ export class FifoPipePool {
         if (this.#pool.length < LOW_WATER) void this.#makeBatch()
         return pipe
       }
-      // Empty (a burst): wait for the batch in flight. A batch that made nothing is a failure; one
-      // that did may have gone to earlier waiters, and then this one waits for the next.
-      if ((await this.#makeBatch()) === 0) {
+      // Empty (a burst): make a batch on the spot. (Waiting for the batch in flight instead, so
+      // that the event loop never waits for mkfifo, lost the whole output of the command that had
+      // taken the pool's last pipe when the waiting launches were spawned from the batch's
+      // callback: reproduced every time with 40 concurrent commands and drainMs 200, never with
+      // socketpairs nor with this synchronous fill; the cause is not understood yet.)
+      if (this.#fillSync() === 0) {
         throw new Error(`cannot make a pipe with ${this.#mkfifo}: ${this.#lastFailure || 'the pool is disposed'}`)
       }
     }
@@ -117,6 +119,15 @@ export class FifoPipePool {
 
   #batchPaths(): string[] {
     return Array.from({ length: BATCH }, () => join(this.#dir, `p${++this.#seq}`))
+  }
+
+  /** Makes a batch now (blocking: 12.8 ms for 64 here); returns how many pipes it added. */
+  #fillSync(): number {
+    const paths = this.#batchPaths()
+    const result = spawnSync(this.#mkfifo, ['-m', '600', '--', ...paths], { stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8' })
+    const added = this.#adopt(paths)
+    if (added === 0) this.#lastFailure = result.error?.message ?? (result.stderr?.trim() || `exit code ${result.status}`)
+    return added
   }
 
   /** The batch in flight, or a new one; resolves to how many pipes it added. Never rejects. */
