@@ -102,8 +102,10 @@ export class FifoPipePool {
       // Empty (a burst): make a batch on the spot. (Waiting for the batch in flight instead, so
       // that the event loop never waits for mkfifo, lost the whole output of the command that had
       // taken the pool's last pipe when the waiting launches were spawned from the batch's
-      // callback: reproduced every time with 40 concurrent commands and drainMs 200, never with
-      // socketpairs nor with this synchronous fill; the cause is not understood yet.)
+      // callback: reproduced every time with 40 concurrent commands and drainMs 200, not with this
+      // synchronous fill. The same loss showed once with socketpairs too, for the last command
+      // launched before 20 more were launched from a child-process callback: a race between the
+      // drain window and the reads, older than the FIFOs, not understood yet; see issue 13's report.)
       if (this.#fillSync() === 0) {
         throw new Error(`cannot make a pipe with ${this.#mkfifo}: ${this.#lastFailure || 'the pool is disposed'}`)
       }
