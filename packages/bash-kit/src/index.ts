@@ -21,6 +21,8 @@ export {
   type ExecutorConfig,
   type ExecutorConfigInput,
 } from './config.js'
+export { closeInheritedFds } from './fds.js'
+export { ensurePrivateDir, ownerSpillDirName, UNOWNED_SPILL_DIR } from './spill-dirs.js'
 export type { ExitFacts, LaunchedCommand } from './launched.js'
 export { TaskView } from './task.js'
 export { ProcessExecutor } from './process-executor.js'

@@ -18,6 +18,7 @@ import {
 import { OutputCollector } from './collector.js'
 import { type ExecutorConfig, MAX_TIMER_MS, resolveRequest } from './config.js'
 import type { ExitFacts, LaunchedCommand } from './launched.js'
+import { ensurePrivateDir, ownerSpillDirName } from './spill-dirs.js'
 import { TaskView } from './task.js'
 
 interface TaskEntry {
@@ -55,8 +56,14 @@ const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
  */
 export abstract class ProcessExecutor extends BashExecutor {
   protected readonly config: ExecutorConfig
-  /** The executor's private spill directory (0700). */
+  /**
+   * The executor's private spill directory (0700). It holds one private directory per owner (see
+   * `ownerSpillDir`) and the executor's own files (prelude, pipes, status files), never a command's
+   * output directly.
+   */
   protected readonly spillDir: string
+  /** Owner token (or undefined) → its spill directory, created once. */
+  private readonly _ownerDirs = new Map<string | undefined, string>()
   private readonly _tasks = new Map<string, TaskEntry>()
   private readonly _activeRuns = new Set<ActiveRun>()
   /** Foreground results whose spill files are kept for the model to read, oldest first. */
@@ -73,6 +80,22 @@ export abstract class ProcessExecutor extends BashExecutor {
     // mkdtemp creates the directory 0700 with a random name: nobody else can plant files in it.
     this.spillDir = mkdtempSync(join(parent, 'dsh-bash-'))
     chmodSync(this.spillDir, 0o700)
+  }
+
+  /**
+   * The private directory (0700) of one owner's spill files (and long scripts), created on first
+   * use: `<spillDir>/owner-<hash of the token>`, or `<spillDir>/unowned` for commands without an
+   * owner. Everything of that owner's commands that a command may need to read lives here, so a
+   * sandbox can make this directory, and no other session's, visible to the command.
+   */
+  ownerSpillDir(owner: string | undefined): string {
+    let dir = this._ownerDirs.get(owner)
+    if (dir === undefined) {
+      dir = join(this.spillDir, ownerSpillDirName(owner))
+      ensurePrivateDir(dir)
+      this._ownerDirs.set(owner, dir)
+    }
+    return dir
   }
 
   /** Starts one command. Throws (or rejects) only for infrastructure failures. */
@@ -101,8 +124,8 @@ export abstract class ProcessExecutor extends BashExecutor {
 
   private async _run(spec: BashExecSpec, active: ActiveRun): Promise<BashRunResult> {
     const label = `run-${++this._runSeq}`
-    const stdout = this._collector(label, 'stdout')
-    const stderr = this._collector(label, 'stderr')
+    const stdout = this._collector(label, 'stdout', spec.owner)
+    const stderr = this._collector(label, 'stderr', spec.owner)
     const startedAt = performance.now()
     const startedAtEpoch = Date.now()
     let launched: LaunchedCommand
@@ -268,8 +291,8 @@ export abstract class ProcessExecutor extends BashExecutor {
     const entry: TaskEntry = {
       view: new TaskView(id, spec.command, spec.workdir),
       owner: spec.owner,
-      stdout: this._collector(id, 'stdout'),
-      stderr: this._collector(id, 'stderr'),
+      stdout: this._collector(id, 'stdout', spec.owner),
+      stderr: this._collector(id, 'stderr', spec.owner),
       processesGone: false,
       stopRequested: false,
     }
@@ -420,11 +443,11 @@ export abstract class ProcessExecutor extends BashExecutor {
     }
   }
 
-  private _collector(label: string, stream: 'stdout' | 'stderr'): OutputCollector {
+  private _collector(label: string, stream: 'stdout' | 'stderr', owner: string | undefined): OutputCollector {
     return new OutputCollector({
       maxBytes: this.config.maxOutputBytes,
       maxSpillBytes: this.config.maxSpillBytes,
-      spillPath: join(this.spillDir, `dsh-bash-${label}-${stream}.log`),
+      spillPath: join(this.ownerSpillDir(owner), `dsh-bash-${label}-${stream}.log`),
       keepSpillFile: this.config.keepSpillFiles,
     })
   }

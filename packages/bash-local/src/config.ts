@@ -10,6 +10,12 @@ export const localConfigSchema = z
     shell: z.string().min(1, 'shell must not be empty').default('bash'),
     /** How processes are found and killed: the best available (`auto`) or a given strategy. */
     containment: z.enum(['auto', 'cgroup', 'marker', 'pgroup'], { error: 'containment must be one of auto, cgroup, marker, pgroup' }).default('auto'),
+    /**
+     * What the command's stdout and stderr are: real pipes (`fifo`: FIFOs made by `mkfifo`, so that
+     * `/dev/stdout`, `/dev/stderr` and `/dev/fd/N` open), Node's socketpairs (`socket`: those fail
+     * with ENXIO), or the first that works (`auto`).
+     */
+    outputPipes: z.enum(['auto', 'fifo', 'socket'], { error: 'outputPipes must be one of auto, fifo, socket' }).default('auto'),
   })
   .strict()
 

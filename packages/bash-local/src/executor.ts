@@ -1,12 +1,11 @@
 import { randomBytes } from 'node:crypto'
 import { closeSync, rmSync, writeFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import type { Context } from 'cordis'
 import type { BashExecSpec } from '@deepseek-ai/dsh-bash'
 import {
   BASH_ENV_NEXT_VARIABLE as BASH_ENV_NEXT,
   buildEnvironment,
-  CGROUP_VARIABLE,
   type LaunchedCommand,
   ProcessExecutor,
 } from '@deepseek-ai/dsh-bash-kit'
@@ -15,6 +14,8 @@ import { findExecutable, type LocalExecutorConfig, type LocalExecutorConfigInput
 import { checkWorkdir, spawnPlan, writeScript } from './launch.js'
 import { MarkerTracker } from './marker.js'
 import { ProcessGroupTracker } from './pgroup.js'
+import { closePipe, FifoPipePool, type PipeEnds } from './pipes.js'
+import { launcherScript, preludeScript } from './prelude.js'
 import { CleanedUpCommand, type LaunchTransform, runCleanup, type TransformedLaunch } from './transform.js'
 import { hasProc } from './proc.js'
 import type { ContainmentKind, ProcessTracker } from './tracker.js'
@@ -30,9 +31,9 @@ export interface CommandLine {
   file: string
   args: string[]
   /**
-   * True when `file` is bash itself, which joins its cgroup through the BASH_ENV prelude before it
-   * runs anything. False for wrappers (bwrap, …): they are started through a `/bin/sh` launcher
-   * that joins the cgroup and then execs them.
+   * True when `file` is bash itself, which joins its cgroup and closes inherited descriptors through
+   * the BASH_ENV prelude before it runs anything. False for wrappers (bwrap, …): they are started
+   * through a bash launcher that does the same (keeping `extraFds`) and then execs them.
    */
   joinsThroughBashEnv: boolean
   /**
@@ -62,8 +63,14 @@ export class LocalExecutor extends ProcessExecutor {
   readonly containment: ContainmentKind
   /** Why a better containment strategy is not in use (empty when cgroups are used). */
   readonly containmentNote: string
+  /** What the command's stdout and stderr are: real pipes (`fifo`), or Node's socketpairs (`socket`). */
+  readonly outputPipes: 'fifo' | 'socket'
+  /** Why `outputPipes` is `socket` when `auto` was asked for (empty otherwise). */
+  readonly outputPipesNote: string
   private readonly cgroups?: CgroupManager
+  private readonly pipePool?: FifoPipePool
   private readonly preludePath: string
+  private pipeFailureLogged = false
   /** The scrubbed, non-interactive inherited environment (computed at the first command). */
   private inheritedEnv?: Readonly<Record<string, string>>
   /** The command-line transform composed with this launcher (the sandbox), fixed at construction. */
@@ -84,20 +91,20 @@ export class LocalExecutor extends ProcessExecutor {
     this.containmentNote = choice.note
     this.cgroups = choice.manager
     this.transform = transform
-    this.preludePath = join(this.spillDir, 'join-cgroup.sh')
-    writeFileSync(
-      this.preludePath,
-      [
-        '# dsh-bash: join this command\'s cgroup before anything runs, so nothing it starts can escape the kill.',
-        `if [ -n "\${${CGROUP_VARIABLE}-}" ]; then`,
-        `  if ! echo 0 2>/dev/null >"\$${CGROUP_VARIABLE}/cgroup.procs"; then echo "dsh-bash: cannot join cgroup \$${CGROUP_VARIABLE}" >&2; exit 125; fi`,
-        'fi',
-        `unset ${CGROUP_VARIABLE}`,
-        `if [ -n "\${${BASH_ENV_NEXT}+set}" ]; then export BASH_ENV="\$${BASH_ENV_NEXT}"; unset ${BASH_ENV_NEXT}; . "\$BASH_ENV"; else unset BASH_ENV; fi`,
-        '',
-      ].join('\n'),
-      { mode: 0o600, flag: 'wx' },
-    )
+    this.preludePath = join(this.spillDir, 'prelude.sh')
+    writeFileSync(this.preludePath, preludeScript(), { mode: 0o600, flag: 'wx' })
+    let pipes: ReturnType<typeof choosePipes>
+    try {
+      pipes = choosePipes(parsed.outputPipes, dirname(this.spillDir))
+    } catch (error) {
+      // Registered already (super): leave nothing behind.
+      this.cgroups?.dispose()
+      rmSync(this.spillDir, { recursive: true, force: true })
+      throw error
+    }
+    this.outputPipes = pipes.kind
+    this.outputPipesNote = pipes.note
+    this.pipePool = pipes.pool
   }
 
   /** The bash command line for a spec (before any transform). */
@@ -110,7 +117,7 @@ export class LocalExecutor extends ProcessExecutor {
     checkWorkdir(spec.workdir)
     let scriptPath: string | undefined
     if (Buffer.byteLength(spec.command) > MAX_ARGUMENT_BYTES) {
-      scriptPath = join(this.spillDir, `dsh-bash-${label}-script.sh`)
+      scriptPath = join(this.ownerSpillDir(spec.owner), `dsh-bash-${label}-script.sh`)
       writeScript(scriptPath, spec.command)
     }
     let tracker: ProcessTracker | undefined
@@ -119,7 +126,7 @@ export class LocalExecutor extends ProcessExecutor {
     try {
       line = this.commandLine(spec, scriptPath)
       if (this.transform) {
-        const result = this.transform({ spec, label, line, privateDir: this.spillDir })
+        const result = this.transform({ spec, label, line, privateDir: this.spillDir, ownerDir: this.ownerSpillDir(spec.owner) })
         if (result.kind === 'refused') throw new Error(result.reason)
         transformed = result
         line = result.line
@@ -145,17 +152,18 @@ export class LocalExecutor extends ProcessExecutor {
     Object.assign(env, tracker.env)
     let file = line.file
     let args = line.args
-    if (tracker.kind === 'cgroup') {
-      if (line.joinsThroughBashEnv) {
-        // The prelude sources the caller's BASH_ENV, if any, once the cgroup is joined.
-        if (env.BASH_ENV !== undefined) env[BASH_ENV_NEXT] = env.BASH_ENV
-        env.BASH_ENV = this.preludePath
-      } else {
-        args = ['-c', `echo 0 >"$${CGROUP_VARIABLE}/cgroup.procs" || exit 125; unset ${CGROUP_VARIABLE}; exec "$@"`, 'dsh-bash', file, ...args]
-        file = '/bin/sh'
-      }
+    if (line.joinsThroughBashEnv) {
+      // The prelude sources the caller's BASH_ENV, if any, once the cgroup is joined.
+      if (env.BASH_ENV !== undefined) env[BASH_ENV_NEXT] = env.BASH_ENV
+      env.BASH_ENV = this.preludePath
+    } else {
+      // The launcher runs outside any sandbox: it must not source the caller's BASH_ENV; it gives it back.
+      if (env.BASH_ENV !== undefined) env[BASH_ENV_NEXT] = env.BASH_ENV
+      delete env.BASH_ENV
+      args = ['--noprofile', '--norc', '-c', launcherScript(line.extraFds?.length ?? 0), 'dsh-bash', file, ...args]
+      file = this.shellPath
     }
-    const launching = spawnPlan({
+    const plan = {
       file,
       args,
       cwd: spec.workdir,
@@ -165,7 +173,8 @@ export class LocalExecutor extends ProcessExecutor {
       cleanup: scriptPath ? [scriptPath] : [],
       monitor: line.monitor === true,
       extraFds: line.extraFds,
-    })
+    }
+    const launching = this.takePipes().then((pipes) => spawnPlan({ ...plan, pipes }))
     if (!transformed) return launching
     const { adapt, cleanup } = transformed
     return launching.then(
@@ -177,8 +186,30 @@ export class LocalExecutor extends ProcessExecutor {
     )
   }
 
+  /**
+   * Two real pipes from the pool, or undefined for Node's socketpairs: when the pool cannot make
+   * pipes any more (its directory removed by a temp cleaner, a full file table), the command still
+   * runs, with sockets, and the failure is logged once.
+   */
+  private async takePipes(): Promise<{ stdout: PipeEnds; stderr: PipeEnds } | undefined> {
+    if (!this.pipePool) return undefined
+    let stdout: PipeEnds | undefined
+    try {
+      stdout = await this.pipePool.take()
+      return { stdout, stderr: await this.pipePool.take() }
+    } catch (error) {
+      if (stdout) closePipe(stdout)
+      if (!this.pipeFailureLogged) {
+        this.pipeFailureLogged = true
+        console.error(`[dsh-bash] real pipes failed, commands get sockets for stdout and stderr: ${(error as Error).message}`)
+      }
+      return undefined
+    }
+  }
+
   protected async disposeBackend(): Promise<void> {
     this.cgroups?.dispose()
+    this.pipePool?.dispose()
   }
 
   private tracker(label: string): ProcessTracker {
@@ -196,6 +227,26 @@ function closeFds(fds: number[]): void {
     } catch {
       // Already closed.
     }
+  }
+}
+
+function choosePipes(wanted: LocalExecutorConfig['outputPipes'], parent: string): {
+  kind: 'fifo' | 'socket'
+  note: string
+  pool?: FifoPipePool
+} {
+  if (wanted === 'socket') return { kind: 'socket', note: '' }
+  const { pool, reason } = FifoPipePool.create(parent, findExecutableOrUndefined('mkfifo'))
+  if (pool) return { kind: 'fifo', note: '', pool }
+  if (wanted === 'fifo') throw new Error(`outputPipes "fifo" is not available: ${reason}`)
+  return { kind: 'socket', note: `no real pipes (commands cannot open /dev/stdout): ${reason}` }
+}
+
+function findExecutableOrUndefined(name: string): string | undefined {
+  try {
+    return findExecutable(name)
+  } catch {
+    return undefined
   }
 }
 

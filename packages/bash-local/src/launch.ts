@@ -1,6 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { closeSync, statSync, unlinkSync, writeFileSync } from 'node:fs'
+import type { Readable } from 'node:stream'
 import type { ExitFacts, LaunchedCommand } from '@deepseek-ai/dsh-bash-kit'
+import { closePipe, closeQuietly, type PipeEnds, pipeReader } from './pipes.js'
 import { signalEach } from './proc.js'
 import type { ProcessTracker } from './tracker.js'
 
@@ -18,6 +20,11 @@ export interface LaunchPlan {
   monitor?: boolean
   /** Open descriptors given to the process as fd 3, 4, …; closed here once it is spawned (or failed to). */
   extraFds?: number[]
+  /**
+   * Real pipes for stdout and stderr (see `FifoPipePool`); the child gets the write ends, which are
+   * closed here once it is spawned (or failed to). Undefined: Node's socketpairs.
+   */
+  pipes?: { stdout: PipeEnds; stderr: PipeEnds }
 }
 
 /** Polling intervals while waiting for a tree to empty: fast at first, then gentler. */
@@ -52,22 +59,37 @@ export function writeScript(path: string, command: string): void {
 export function spawnPlan(plan: LaunchPlan): Promise<LaunchedCommand> {
   let child: ChildProcess
   const extraFds = plan.extraFds ?? []
+  const pipes = plan.pipes
+  const stdio: Array<number | 'pipe'> = pipes ? [pipes.stdout.writeFd, pipes.stderr.writeFd] : ['pipe', 'pipe']
   try {
     child = spawn(plan.file, plan.args, {
       cwd: plan.cwd,
       env: plan.env,
       detached: true,
-      stdio: [plan.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe', ...extraFds],
+      stdio: [plan.stdin === undefined ? 'ignore' : 'pipe', ...stdio, ...extraFds],
     })
   } catch (error) {
     closeFds(extraFds)
+    if (pipes) {
+      closePipe(pipes.stdout)
+      closePipe(pipes.stderr)
+    }
     releasePlan(plan)
     return Promise.reject(new Error(`failed to start ${plan.file}: ${(error as Error).message}`))
   }
-  // The child has its own copies once spawn() returns (libuv forks and execs synchronously).
+  // The child has its own copies once spawn() returns (libuv forks and execs synchronously). The
+  // write ends must be closed here, or the pipes would never reach end-of-file.
   closeFds(extraFds)
+  let streams: { stdout: Readable; stderr: Readable } | undefined
+  if (pipes) {
+    closeQuietly(pipes.stdout.writeFd)
+    closeQuietly(pipes.stderr.writeFd)
+    streams = { stdout: pipeReader(pipes.stdout.readFd), stderr: pipeReader(pipes.stderr.readFd) }
+  }
   return new Promise((resolve, reject) => {
     child.once('error', (error) => {
+      streams?.stdout.destroy()
+      streams?.stderr.destroy()
       releasePlan(plan)
       reject(new Error(`failed to start ${plan.file}: ${error.message}`))
     })
@@ -75,14 +97,14 @@ export function spawnPlan(plan: LaunchPlan): Promise<LaunchedCommand> {
       child.removeAllListeners('error')
       // Later errors (a kill of a dead pid) are harmless; an unhandled 'error' would crash.
       child.on('error', () => {})
-      resolve(new LocalCommand(child, plan))
+      resolve(new LocalCommand(child, plan, streams ?? { stdout: child.stdout!, stderr: child.stderr! }))
     })
   })
 }
 
 class LocalCommand implements LaunchedCommand {
-  readonly stdout
-  readonly stderr
+  readonly stdout: Readable
+  readonly stderr: Readable
   readonly exited: Promise<ExitFacts>
   private termination?: Promise<void>
   private mainAlive = true
@@ -90,9 +112,10 @@ class LocalCommand implements LaunchedCommand {
   constructor(
     private readonly child: ChildProcess,
     private readonly plan: LaunchPlan,
+    streams: { stdout: Readable; stderr: Readable },
   ) {
-    this.stdout = child.stdout!
-    this.stderr = child.stderr!
+    this.stdout = streams.stdout
+    this.stderr = streams.stderr
     plan.tracker.attach(child.pid!)
     if (child.stdin) {
       // The command may exit without reading its input: EPIPE is expected, not an error.

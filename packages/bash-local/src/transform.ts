@@ -18,8 +18,13 @@ export interface TransformInput {
   label: string
   /** The bash command line the local executor would run. */
   line: CommandLine
-  /** The executor's private directory (0700): per-launch files go there. */
+  /** The executor's private directory (0700): per-launch files go there. Never shown to a confined command. */
   privateDir: string
+  /**
+   * The spec owner's own directory inside it (0700): that owner's spill files and long scripts.
+   * The only part of `privateDir` a confined command needs to see; other owners' directories stay hidden.
+   */
+  ownerDir: string
 }
 
 export type TransformResult = TransformedLaunch | TransformRefusal

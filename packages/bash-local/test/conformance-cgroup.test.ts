@@ -1,6 +1,6 @@
 import { defineBashExecutorConformance } from '@deepseek-ai/dsh-bash/conformance'
 import { afterAll } from 'vitest'
-import { cgroupAvailable, countProcesses, localFactory, scratchDir } from './helpers.js'
+import { cgroupAvailable, countProcesses, localFactory, scratchDir, serverProcess } from './helpers.js'
 
 const dir = scratchDir()
 afterAll(() => dir.remove())
@@ -12,6 +12,7 @@ if (cgroupAvailable()) {
     countProcesses,
     workdir: dir.path,
     graceMs: 300,
+    serverProcess: serverProcess('cgroup'),
   })
 } else {
   // Without a writable cgroup v2 hierarchy the `auto` containment falls back to the marker (tested in its own file).
@@ -20,5 +21,6 @@ if (cgroupAvailable()) {
     countProcesses,
     workdir: dir.path,
     graceMs: 300,
+    serverProcess: serverProcess('auto'),
   })
 }

@@ -1,6 +1,6 @@
 import { defineBashExecutorConformance } from '@deepseek-ai/dsh-bash/conformance'
 import { afterAll } from 'vitest'
-import { countProcesses, localFactory, scratchDir } from './helpers.js'
+import { countProcesses, localFactory, scratchDir, serverProcess } from './helpers.js'
 
 const dir = scratchDir()
 afterAll(() => dir.remove())
@@ -12,4 +12,5 @@ defineBashExecutorConformance('local executor (marker)', {
   countProcesses,
   workdir: dir.path,
   graceMs: 300,
+  serverProcess: serverProcess('marker'),
 })

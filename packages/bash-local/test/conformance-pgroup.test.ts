@@ -1,6 +1,6 @@
 import { defineBashExecutorConformance } from '@deepseek-ai/dsh-bash/conformance'
 import { afterAll } from 'vitest'
-import { countProcesses, localFactory, scratchDir } from './helpers.js'
+import { countProcesses, localFactory, scratchDir, serverProcess } from './helpers.js'
 
 const dir = scratchDir()
 afterAll(() => dir.remove())
@@ -12,5 +12,6 @@ defineBashExecutorConformance('local executor (pgroup)', {
   countProcesses,
   workdir: dir.path,
   graceMs: 300,
+  serverProcess: serverProcess('pgroup'),
   followsEscapees: false,
 })

@@ -1,8 +1,9 @@
 import { mkdtempSync, realpathSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { Context } from 'cordis'
-import { loadExecutorPlugin, type ConformanceConfig, type ConformanceInstance } from '@deepseek-ai/dsh-bash/conformance'
+import { loadExecutorPlugin, type ConformanceConfig, type ConformanceInstance, type ServerProcessOptions } from '@deepseek-ai/dsh-bash/conformance'
 import { LocalExecutor, type LocalExecutorConfigInput, pidsWithCmdline } from '../src/index.js'
 
 /** Live processes (zombies excluded) whose command line contains `marker`. */
@@ -40,4 +41,9 @@ export async function createLocal(config: LocalExecutorConfigInput = {}): Promis
 /** The conformance factory for one containment strategy. */
 export function localFactory(containment: LocalExecutorConfigInput['containment']) {
   return (config?: ConformanceConfig) => createLocal({ containment, ...config })
+}
+
+/** The conformance suite's `serverProcess`: the built LocalExecutor in a Node.js process of its own. */
+export function serverProcess(containment: LocalExecutorConfigInput['containment']): ServerProcessOptions {
+  return { module: fileURLToPath(new URL('../dist/index.js', import.meta.url)), exportName: 'LocalExecutor', config: { containment, graceMs: 300 } }
 }

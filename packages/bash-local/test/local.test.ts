@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process'
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, statSync, utimesSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { Context } from 'cordis'
 import type { BashTask } from '@deepseek-ai/dsh-bash'
@@ -227,11 +227,35 @@ describe('local executor: output', () => {
     const bash = await executor({ maxOutputBytes: 100 })
     const result = await run(bash, 'seq 1 1000; seq 1 1000 >&2')
     const path = result.stdout.spillPath!
-    expect(path).toMatch(/\/dsh-bash-[^/]+\/dsh-bash-run-\d+-stdout\.log$/)
+    expect(path).toMatch(/\/dsh-bash-[^/]+\/unowned\/dsh-bash-run-\d+-stdout\.log$/)
     expect(mode(dirname(path))).toBe(0o700)
+    expect(mode(dirname(dirname(path)))).toBe(0o700)
     expect(mode(path)).toBe(0o600)
     expect(mode(result.stderr.spillPath!)).toBe(0o600)
     expect(readFileSync(path, 'utf8')).toBe(numbered(1, 1000))
+  })
+
+  it('each owner has its own 0700 spill directory; long scripts go there too', async () => {
+    const bash = await executor({ maxOutputBytes: 100 })
+    const a = await run(bash, 'seq 1 1000', { owner: 'session-a' })
+    const b = await run(bash, 'seq 1 1000', { owner: 'session/../b' })
+    const task = start(bash, 'seq 1 1000', { owner: 'session-a' })
+    await task.done
+    const aDir = dirname(a.stdout.spillPath!)
+    expect(aDir).toBe(bash.ownerSpillDir('session-a'))
+    expect(aDir).toMatch(/\/owner-[0-9a-f]{32}$/)
+    expect(dirname(bash.readOutput(task.id).spillPaths.stdout!)).toBe(aDir)
+    // Any token is a safe name: hashed, never a path of its own.
+    const bDir = dirname(b.stdout.spillPath!)
+    expect(bDir).toBe(bash.ownerSpillDir('session/../b'))
+    expect(dirname(bDir)).toBe(dirname(aDir))
+    expect(bDir).not.toBe(aDir)
+    expect(mode(aDir)).toBe(0o700)
+    expect(mode(bDir)).toBe(0o700)
+    expect(bash.ownerSpillDir(undefined)).toBe(join(dirname(aDir), 'unowned'))
+    const filler = 'x'.repeat(200 * 1024)
+    const long = await run(bash, `X='${filler}'; echo "$0"`, { owner: 'session-a' })
+    expect(dirname(long.stdout.text.trim())).toBe(aDir)
   })
 
   it('a file planted at the next spill path is neither followed nor overwritten', async () => {
@@ -466,5 +490,81 @@ describe('local executor: races', () => {
     })
     expect(fired).toEqual([])
     expect(pidsWithCmdline(`1000.${m}`)).toEqual([])
+  })
+})
+
+describe('local executor: pipes and descriptors', () => {
+  /** The server's own open descriptors. */
+  const openFds = () => readdirSync('/proc/self/fd').length
+
+  it('stdout and stderr are FIFOs by default; outputPipes "socket" keeps Node\'s socketpairs (and their ENXIO)', async () => {
+    const fifo = await executor()
+    expect(fifo.outputPipes).toBe('fifo')
+    expect(fifo.outputPipesNote).toBe('')
+    expect((await run(fifo, 'stat -L -c %F /proc/self/fd/1 /proc/self/fd/2')).stdout.text).toBe('fifo\nfifo\n')
+    const socket = await executor({ outputPipes: 'socket' })
+    expect(socket.outputPipes).toBe('socket')
+    expect((await run(socket, 'stat -L -c %F /proc/self/fd/1')).stdout.text).toBe('socket\n')
+    const denied = await run(socket, 'echo x > /dev/stderr')
+    expect(denied.exitCode).toBe(1)
+    expect(denied.stderr.text).toMatch(/No such device or address/)
+  })
+
+  it('when the pool can make no pipe any more (its directory removed), commands still run, with sockets, logged once', async () => {
+    const bash = await executor()
+    const pipesDir = (bash as unknown as { pipePool: { dir: string } }).pipePool.dir
+    rmSync(pipesDir, { recursive: true })
+    const errors = vi.spyOn(console, 'error').mockImplementation(() => {})
+    try {
+      const kinds: string[] = []
+      // More commands than the pool holds: the last ones find it empty and mkfifo failing.
+      for (let i = 0; i < 40; i++) kinds.push((await run(bash, 'stat -L -c %F /proc/self/fd/1; echo ok >&2')).stdout.text.trim())
+      expect(kinds[0]).toBe('fifo')
+      expect(kinds.at(-1)).toBe('socket')
+      const failures = errors.mock.calls.filter((call) => String(call[0]).includes('real pipes failed'))
+      expect(failures).toHaveLength(1)
+    } finally {
+      errors.mockRestore()
+    }
+  })
+
+  it('a bad outputPipes is a clear config error', async () => {
+    expect(() => new LocalExecutor(new Context(), { outputPipes: 'tty' as never })).toThrow(
+      'invalid local executor config: outputPipes must be one of auto, fifo, socket',
+    )
+  })
+
+  it('no descriptor and no FIFO is left behind: many commands, bursts past the pool, leftovers holding the pipes, kills, failed starts', async () => {
+    const instance = await local({ graceMs: 100, drainMs: 200 } as LocalExecutorConfigInput)
+    const bash = instance.executor
+    await run(bash, 'true')
+    // Let a background refill that the first command may have started finish.
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    const pool = (bash as unknown as { pipePool: { size: number; dir: string } }).pipePool
+    // Descriptors other than the pooled pipes (two each).
+    const others = () => openFds() - 2 * pool.size
+    const before = others()
+    const pipesDir = pool.dir
+    expect(dirname(pipesDir)).toBe(dirname(dirname(bash.ownerSpillDir(undefined))))
+    // A burst of 40 at once needs 80 pipes: more than one batch, made on the spot.
+    const burst = await Promise.all(Array.from({ length: 40 }, (_, i) => run(bash, `echo ${i}; echo e${i} >&2`)))
+    expect(burst.map((r) => r.stdout.text)).toEqual(Array.from({ length: 40 }, (_, i) => `${i}\n`))
+    expect(burst.map((r) => r.stderr.text)).toEqual(Array.from({ length: 40 }, (_, i) => `e${i}\n`))
+    // A leftover that holds the pipes and ignores SIGTERM: the drain window, then SIGKILL.
+    const held = await run(bash, "(trap '' TERM; sleep 30) & echo started")
+    expect(held).toMatchObject({ stdout: { text: 'started\n' }, leftoverProcesses: 1 })
+    const killed = start(bash, 'sleep 30')
+    await bash.kill(killed.id)
+    const timedOut = await run(bash, 'sleep 30', { timeoutMs: 200 })
+    expect(timedOut.timedOut).toBe(true)
+    await expect(run(bash, 'true', { workdir: join(dir.path, 'missing') })).rejects.toThrow('workdir does not exist')
+    // Every command's read ends are closed, whatever the pool holds now.
+    await vi.waitFor(() => expect(others()).toBe(before), WAIT)
+    // Pooled pipes are open descriptors without a name: the directory holds no FIFO.
+    expect(readdirSync(pipesDir)).toEqual([])
+    await instance.dispose()
+    expect(existsSync(pipesDir)).toBe(false)
+    // Disposal closed the pooled pipes too.
+    expect(openFds()).toBe(before)
   })
 })

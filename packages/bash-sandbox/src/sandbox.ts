@@ -73,7 +73,7 @@ export class BwrapSandbox {
 
   /** The transform (bound: pass it as the local executor's `LaunchTransform`). */
   readonly transform = (input: TransformInput): TransformResult => {
-    const { spec, label, line, privateDir } = input
+    const { spec, label, line, privateDir, ownerDir } = input
     let mode: SandboxModeName
     try {
       // Resolved once, by `resolve`; a hand-made spec with a bad mode is refused all the same.
@@ -112,8 +112,9 @@ export class BwrapSandbox {
         protections,
         workdir: spec.workdir,
         workdirReal: realpathSync(spec.workdir),
-        // The private directory (full outputs, long scripts) lives under /tmp by default: keep it readable.
-        readOnlyExtras: [realpathSync(privateDir)],
+        // The owner's directory (its full outputs, long scripts) lives under /tmp by default: keep it
+        // readable. Only this owner's: other sessions' spill files stay under the private /tmp.
+        readOnlyExtras: [realpathSync(ownerDir)],
       })
       return {
         kind: 'launch',

@@ -1,6 +1,6 @@
 import { defineBashExecutorConformance } from '@deepseek-ai/dsh-bash/conformance'
 import { afterAll, describe, it } from 'vitest'
-import { countProcesses, sandboxFactory, sandboxUnavailable, scratchDir } from './helpers.js'
+import { countProcesses, sandboxFactory, sandboxUnavailable, scratchDir, serverProcess } from './helpers.js'
 
 const dir = scratchDir()
 afterAll(() => dir.remove())
@@ -17,6 +17,7 @@ if (reason) {
     countProcesses,
     workdir: dir.path,
     graceMs: 300,
+    serverProcess: serverProcess({ mode: 'workspace-write', workspaceRoot: dir.path }),
   })
   // The suite writes nothing into its workdir, so it passes read-only too (the workdir is still visible).
   defineBashExecutorConformance('sandbox executor (read-only, marker containment)', {
@@ -24,5 +25,6 @@ if (reason) {
     countProcesses,
     workdir: dir.path,
     graceMs: 300,
+    serverProcess: serverProcess({ mode: 'read-only', workspaceRoot: dir.path, containment: 'marker' }),
   })
 }

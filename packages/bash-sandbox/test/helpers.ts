@@ -1,8 +1,9 @@
 import { mkdtempSync, realpathSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { Context } from 'cordis'
-import { loadExecutorPlugin, type ConformanceConfig, type ConformanceInstance } from '@deepseek-ai/dsh-bash/conformance'
+import { loadExecutorPlugin, type ConformanceConfig, type ConformanceInstance, type ServerProcessOptions } from '@deepseek-ai/dsh-bash/conformance'
 import { pidsWithCmdline } from '@deepseek-ai/dsh-bash-local'
 import { SandboxExecutor, type SandboxExecutorConfigInput } from '../src/index.js'
 
@@ -45,4 +46,9 @@ export async function createSandbox(config: SandboxExecutorConfigInput = {}): Pr
 /** The conformance factory: `base` under the suite's settings. */
 export function sandboxFactory(base: SandboxExecutorConfigInput) {
   return (config?: ConformanceConfig) => createSandbox({ ...base, ...config })
+}
+
+/** The conformance suite's `serverProcess`: the built SandboxExecutor in a Node.js process of its own. */
+export function serverProcess(config: SandboxExecutorConfigInput): ServerProcessOptions {
+  return { module: fileURLToPath(new URL('../dist/index.js', import.meta.url)), exportName: 'SandboxExecutor', config: { graceMs: 300, ...config } }
 }

@@ -6,7 +6,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync,
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { basename, dirname, join } from 'node:path'
 import type { BashRunResult } from '@deepseek-ai/dsh-bash'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import type { SandboxExecutorConfigInput } from '../src/index.js'
@@ -201,6 +201,28 @@ describe.skipIf(reason !== undefined)('sandbox executor with real bwrap', () => 
       const read = await executor.run(executor.resolve({ command: `wc -l < ${big.stdout.spillPath}` }))
       expect(read.stdout.text.trim()).toBe('20000')
     })
+  })
+
+  describe('spill files of other sessions', () => {
+    for (const mode of ['read-only', 'workspace-write'] as const) {
+      it(`${mode}: a session reads its own full-output file, never another session's`, async () => {
+        const executor = await sandbox({ mode })
+        const big = await executor.run(executor.resolve({ command: 'seq 1 30000', owner: 'session-a' }))
+        const path = big.stdout.spillPath
+        expect(path, 'the output spilled').toBeTypeOf('string')
+        const own = await executor.run(executor.resolve({ command: `tail -n 1 ${path}`, owner: 'session-a' }))
+        expect(own.stdout.text).toBe('30000\n')
+        const other = await executor.run(executor.resolve({ command: `tail -n 1 ${path}`, owner: 'session-b' }))
+        expect(other.stdout.text).not.toContain('30000')
+        expect(other.exitCode).not.toBe(0)
+        // Not even its name: the spill root shows only the caller's own directory.
+        const ownerDirName = basename(dirname(path!))
+        const listing = await executor.run(executor.resolve({ command: `ls -a ${dirname(dirname(path!))}`, owner: 'session-b' }))
+        expect(listing.stdout.text).not.toContain(ownerDirName)
+        const unowned = await executor.run(executor.resolve({ command: `cat ${path} | wc -l` }))
+        expect(unowned.stdout.text).toBe('0\n')
+      })
+    }
   })
 
   describe('network', () => {

@@ -4,7 +4,7 @@
  * is always `exec <bash> --noprofile --norc -c '<script>' <name> '<arg>'…`, so that the login shell
  * is replaced at once and sshd's exit status is the command's own.
  */
-import { assertEnvName, CGROUP_VARIABLE, MARKER_VARIABLE, NON_INTERACTIVE_ENV } from '@deepseek-ai/dsh-bash-kit'
+import { assertEnvName, CGROUP_VARIABLE, closeInheritedFds, MARKER_VARIABLE, NON_INTERACTIVE_ENV } from '@deepseek-ai/dsh-bash-kit'
 
 /** The first stdout line of every command, stripped before output is collected. */
 export const HEADER_PREFIX = '@dsh-bash-ssh '
@@ -76,6 +76,9 @@ export function wrapperScript(options: WrapperOptions): string {
     `printf '${HEADER_PREFIX}ok %s\\n' "$$"`,
   )
   if (!options.hasStdin) lines.push('exec </dev/null')
+  // sshd closes its own descriptors before the session's shell starts; this covers a login shell
+  // or a wrapper on the remote side that leaves one open, as the local executor does for its server.
+  lines.push(closeInheritedFds())
   const shell = shellQuote(options.shell)
   lines.push(
     `if [ "$mode" = file ]; then exec ${shell} --noprofile --norc -c 'eval "$(cat -- "$0" && rm -f -- "$0")"' "$src"; fi`,

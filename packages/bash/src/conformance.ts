@@ -22,9 +22,11 @@
  *
  * This module imports `vitest` (an optional peer dependency); import it from tests only.
  */
-import { readFile } from 'node:fs/promises'
+import { spawn } from 'node:child_process'
+import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
-import { posix } from 'node:path'
+import { dirname, join, posix } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { Context } from 'cordis'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import type { BashExecutor } from './executor.js'
@@ -104,6 +106,25 @@ export interface ConformanceOptions {
   followsEscapees?: boolean
   /** Reads a spill file. Default: the local file system (collectors run in-process). */
   readSpillFile?(path: string): Promise<Buffer>
+  /**
+   * How to load this executor in a Node.js process of its own (the "server"), so that the suite can
+   * start that server with extra open descriptors (fd 3 and fd 200, not close-on-exec, as a parent
+   * shell's `exec 200>>log` leaves them) and check that none reaches a command. Omitted (an executor
+   * whose commands never share the server's process table, like SSH): that test is not defined.
+   */
+  serverProcess?: ServerProcessOptions
+}
+
+/** An executor plugin loaded in a separate Node.js process. */
+export interface ServerProcessOptions {
+  /** Absolute path (or file URL) of the built module that exports the plugin. */
+  module: string
+  /** The plugin's export name (`LocalExecutor`). */
+  exportName: string
+  /** The plugin's config (JSON). */
+  config: Record<string, unknown>
+  /** Where the child runs (it must resolve `cordis` from there). Default: the module's directory. */
+  cwd?: string
 }
 
 /** How long a "hang" test lets a call run before the suite would call it a hang. */
@@ -333,6 +354,75 @@ export function defineBashExecutorConformance(name: string, options: Conformance
         }
         expect(result.stdout.spillPath).not.toBe(result.stderr.spillPath)
       })
+    })
+
+    describe('descriptors: pipes as in a terminal, nothing inherited', () => {
+      it('/dev/stdout, /dev/stderr and /dev/fd/N open (real pipes, not sockets)', async () => {
+        const bash = await executor()
+        const result = await run(bash, 'echo x > /dev/stderr; echo y > /dev/stdout; echo z > /dev/fd/1; echo w > /dev/fd/2')
+        expect(result).toMatchObject({ exitCode: 0, stdout: { text: 'y\nz\n' }, stderr: { text: 'x\nw\n' } })
+      })
+
+      it('tee /dev/stdout writes twice to stdout', async () => {
+        const result = await run(await executor(), 'echo t | tee /dev/stdout; echo e | tee /dev/stderr >/dev/null')
+        expect(result).toMatchObject({ exitCode: 0, stdout: { text: 't\nt\n' }, stderr: { text: 'e\n' } })
+      })
+
+      it('exec 3>/dev/stdout and 4>/dev/stderr give descriptors that reach the streams', async () => {
+        const result = await run(await executor(), 'exec 3>/dev/stdout 4>/dev/stderr; echo y >&3; echo z >&4; exec 3>&- 4>&-; echo end')
+        expect(result).toMatchObject({ exitCode: 0, stdout: { text: 'y\nend\n' }, stderr: { text: 'z\n' } })
+      })
+
+      it('cat file > /dev/fd/1 copies the file to stdout', async () => {
+        // A private temp file (the workdir may be read-only under a sandbox).
+        const result = await run(await executor(), 'f=$(mktemp) && printf "line 1\\nline 2\\n" >"$f" && cat "$f" > /dev/fd/1; s=$?; rm -f "$f"; exit $s')
+        expect(result).toMatchObject({ exitCode: 0, stdout: { text: 'line 1\nline 2\n' }, stderr: { text: '' } })
+      })
+
+      it('cat /dev/stdin reads an empty stdin and succeeds', async () => {
+        const result = await run(await executor(), 'cat /dev/stdin; echo "status $?"; cat </dev/stdin | wc -c')
+        expect(result).toMatchObject({ exitCode: 0, stderr: { text: '' } })
+        expect(result.stdout.text.replaceAll(' ', '')).toBe('status0\n0\n')
+      })
+
+      it('stdout and stderr are pipes (FIFOs), stdin is /dev/null', async () => {
+        const result = await run(await executor(), 'stat -L -c %F /proc/self/fd/1 /proc/self/fd/2; test -p /dev/stdout && test -p /dev/stderr && echo pipes; stat -L -c %t,%T /dev/stdin; stat -L -c %t,%T /dev/null')
+        expect(result.exitCode).toBe(0)
+        const lines = result.stdout.text.split('\n')
+        expect(lines.slice(0, 3)).toEqual(['fifo', 'fifo', 'pipes'])
+        // stdin is the null device (same major,minor as /dev/null).
+        expect(lines[3]).toBe(lines[4])
+      })
+
+      it('a command starts with only descriptors 0, 1 and 2 (foreground and background)', async () => {
+        const bash = await executor()
+        // `ls` opens the directory it lists as descriptor 3: that one is its own.
+        const result = await run(bash, 'ls /proc/self/fd')
+        expect(result.stdout.text).toBe('0\n1\n2\n3\n')
+        const task = start(bash, 'ls /proc/self/fd')
+        await task.done
+        expect(bash.readOutput(task.id).delta).toBe('0\n1\n2\n3\n')
+      })
+
+      if (options.serverProcess) {
+        const server = options.serverProcess
+        it("descriptors the server inherited (fd 3, fd 200) never reach a command", async () => {
+          const scratch = await mkdtemp(join(tmpdir(), 'dsh-bash-conformance-fds-'))
+          try {
+            const log = join(scratch, 'inherited.log')
+            const report = await runServerProcess(server, log, workdir)
+            // The server itself really has them (else the test proves nothing)…
+            expect(report.serverFds).toEqual(expect.arrayContaining(['3', '200']))
+            // …and no command sees them: not the foreground one, not the background one.
+            expect(report.foreground).toBe('0\n1\n2\n3\n')
+            expect(report.background).toBe('0\n1\n2\n3\n')
+            expect(report.write).toMatch(/^closed/)
+            expect(await readFile(log, 'utf8')).toBe('')
+          } finally {
+            await rm(scratch, { recursive: true, force: true })
+          }
+        })
+      }
     })
 
     describe('timeouts, aborts and signals', () => {
@@ -910,4 +1000,51 @@ export function defineBashExecutorConformance(name: string, options: Conformance
       })
     })
   })
+}
+
+/** What the server child process reports (see `runServerProcess`). */
+interface ServerReport {
+  serverFds: string[]
+  foreground: string
+  background: string
+  write: string
+}
+
+/**
+ * Starts `node` through a shell that opens fd 200 (append, no close-on-exec) on `log`, with a pipe
+ * as fd 3 as well, loads the executor there, runs `ls /proc/self/fd` in the foreground and in the
+ * background and tries to write to fd 200 from a command; prints a JSON report.
+ */
+async function runServerProcess(server: ServerProcessOptions, log: string, workdir: string): Promise<ServerReport> {
+  const modulePath = server.module.startsWith('file:') ? fileURLToPath(server.module) : server.module
+  const code = `
+    import { readdirSync } from 'node:fs'
+    import { Context } from 'cordis'
+    const mod = await import(${JSON.stringify(modulePath)})
+    const ctx = new Context()
+    ctx.plugin(mod[${JSON.stringify(server.exportName)}], ${JSON.stringify(server.config)})
+    const bash = ctx.get('bash')
+    if (!bash) throw new Error('the executor did not load')
+    const workdir = ${JSON.stringify(workdir)}
+    const report = { serverFds: readdirSync('/proc/self/fd') }
+    report.foreground = (await bash.run(bash.resolve({ command: 'ls /proc/self/fd', workdir }))).stdout.text
+    const task = bash.start(bash.resolve({ command: 'ls /proc/self/fd', workdir }))
+    await task.done
+    report.background = bash.readOutput(task.id).delta
+    const write = await bash.run(bash.resolve({ command: '{ echo leaked >&200; } 2>/dev/null && echo open || echo closed', workdir }))
+    report.write = write.stdout.text
+    await bash.shutdown()
+    process.stdout.write(JSON.stringify(report))
+  `
+  const child = spawn('bash', ['--noprofile', '--norc', '-c', 'exec 200>>"$1"; exec "$2" --input-type=module -e "$3"', 'dsh-bash-conformance', log, process.execPath, code], {
+    cwd: server.cwd ?? dirname(modulePath),
+    stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
+  })
+  let out = ''
+  let err = ''
+  child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')))
+  child.stderr!.on('data', (chunk: Buffer) => (err += chunk.toString('utf8')))
+  const exitCode = await new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)))
+  if (exitCode !== 0) throw new Error(`the server process failed (exit ${exitCode}): ${err.trim()}`)
+  return JSON.parse(out) as ServerReport
 }
