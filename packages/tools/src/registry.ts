@@ -4,7 +4,10 @@ import { snapshotArguments } from './snapshot.js'
 import type {
   ApprovalDecision,
   ApprovalService,
+  CallChanges,
   ExecuteMiddleware,
+  PostExecuteAction,
+  PostExecuteListener,
   PreExecuteDecision,
   PreExecuteListener,
   ResultObserver,
@@ -39,14 +42,39 @@ export function textResult(text: string, isError = false): ToolResult {
   return { content: [{ type: 'text', text }], isError }
 }
 
-/** Builds the `Error: <message>` result the pipeline uses for every failure. */
+/**
+ * Builds the `Error: <message>` result the pipeline uses for every failure. An error that carries a
+ * string `code` (our packages' stable codes, Node's `ENOENT`, …) passes it on as `meta.code`, so
+ * hosts classify failures by code, never by message text.
+ */
 export function errorResult(error: unknown): ToolResult {
-  return textResult(`Error: ${messageOf(error)}`, true)
+  const result = textResult(`Error: ${messageOf(error)}`, true)
+  const code = codeOf(error)
+  if (code !== undefined) result.meta = { code }
+  return result
 }
 
+/** The message a thrown value reads as in an `Error: <message>` result. */
 export function messageOf(error: unknown): string {
   if (error instanceof Error) return error.message
+  // Libraries and listeners do throw plain objects ({message, code}); `String()` would make them
+  // read `[object Object]`, which tells the model nothing.
+  if (error !== null && typeof error === 'object') {
+    const message = (error as { message?: unknown }).message
+    return typeof message === 'string' ? message : UNKNOWN_ERROR
+  }
+  if (error === undefined || error === null) return UNKNOWN_ERROR
   return String(error)
+}
+
+/** What a thrown value without any message reads as (`throw {}`, `throw null`). */
+export const UNKNOWN_ERROR = 'unknown error (a value without a message was thrown)'
+
+/** The string `code` a thrown value carries, if any. */
+export function codeOf(error: unknown): string | undefined {
+  if (error === null || typeof error !== 'object') return undefined
+  const code = (error as { code?: unknown }).code
+  return typeof code === 'string' && code.length > 0 ? code : undefined
 }
 
 const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/
@@ -63,6 +91,7 @@ export class ToolRegistry extends Service {
   private readonly _tools = new Map<string, ToolDefinition>()
   private readonly _pre: Ordered<PreExecuteListener>[] = []
   private readonly _middleware: Ordered<ExecuteMiddleware>[] = []
+  private readonly _post: Ordered<PostExecuteListener>[] = []
   private readonly _observers: ResultObserver[] = []
   private readonly _own: Context
   private readonly _counter = { seq: 0 }
@@ -118,6 +147,11 @@ export class ToolRegistry extends Service {
     return this._addOrdered(this._middleware, middleware, options)
   }
 
+  /** Adds a `tools/post-execute` listener (replace / append / mark a finished result). */
+  onPostExecute(listener: PostExecuteListener, options: HookOptions = {}): () => void {
+    return this._addOrdered(this._post, listener, options)
+  }
+
   /** Adds an observer of finished calls. */
   onResult(observer: ResultObserver): () => void {
     return this.ctx.effect(() => {
@@ -152,44 +186,77 @@ export class ToolRegistry extends Service {
     if (!tool) throw new Error(`unknown tool ${JSON.stringify(String(name))}`)
     if (execution.signal?.aborted) throw new Error('the call was aborted before it started')
 
-    // Stage 1: a frozen, lossless JSON snapshot.
-    const raw = snapshotArguments(execution.arguments)
-    // Stage 2: the schema.
-    const parsed = tool.parameters.safeParse(raw)
-    if (!parsed.success) throw new Error(`invalid arguments: ${formatIssues(parsed.error.issues, raw)}`)
-    const call: ToolCall = Object.freeze({
+    // Stages 1 and 2: a frozen, lossless JSON snapshot, then the schema.
+    const call = parseCall(tool, execution.arguments, {
       callId: String(execution.callId ?? ''),
       name: tool.name,
-      args: deepFreeze(parsed.data as Record<string, unknown>),
-      rawArguments: raw,
       agent: execution.agent,
       signal: execution.signal,
       onProgress: safeProgress(execution.onProgress),
     })
+    let result: ToolResult
+    try {
+      // Stage 3: permissions.
+      await this._authorize(call)
+      // Approval can take a person minutes: a call cancelled meanwhile must not run after all.
+      if (call.signal?.aborted) throw new Error('the call was aborted before it started')
+      // Stages 4 and 5: around-middleware, then the tool.
+      result = await this._dispatch(tool, call)
+    } catch (error) {
+      result = errorResult(error)
+    }
+    // Stage 6: post-execute listeners see every call that has a validated call object.
+    return this._postExecute(call, result)
+  }
 
-    // Stage 3: permissions.
-    await this._authorize(call)
-    // Approval can take a person minutes: a call cancelled meanwhile must not run after all.
-    if (call.signal?.aborted) throw new Error('the call was aborted before it started')
-
-    // Stages 4 and 5: around-middleware, then the tool.
+  private _dispatch(tool: ToolDefinition, first: ToolCall): Promise<ToolResult> {
     const chain = [...this._middleware]
-    const dispatch = async (index: number): Promise<ToolResult> => {
+    const dispatch = async (index: number, call: ToolCall): Promise<ToolResult> => {
       try {
         if (index === chain.length) return normalize(await tool.execute(call.args, call))
         let called = false
-        const next = () => {
+        const next = async (changes?: CallChanges) => {
           // Running the tool twice for one call would repeat its side effects.
-          if (called) return Promise.reject(new Error('a tools/execute middleware called next() more than once'))
+          if (called) throw new Error('a tools/execute middleware called next() more than once')
           called = true
-          return dispatch(index + 1)
+          return dispatch(index + 1, await this._change(tool, call, changes))
         }
         return normalize(await chain[index].fn(call, next))
       } catch (error) {
         return errorResult(error)
       }
     }
-    return dispatch(0)
+    return dispatch(0, first)
+  }
+
+  /** The call a middleware hands on with `next(changes)`: checked as strictly as the original. */
+  private async _change(tool: ToolDefinition, call: ToolCall, changes: CallChanges | undefined): Promise<ToolCall> {
+    if (changes === undefined) return call
+    if (changes === null || typeof changes !== 'object') throw new Error('a tools/execute middleware passed invalid changes to next(): expected an object')
+    const { signal, args } = changes
+    if (signal !== undefined && !(signal instanceof AbortSignal)) {
+      throw new Error('a tools/execute middleware passed an invalid signal to next(): expected an AbortSignal')
+    }
+    let changed: ToolCall = Object.freeze({ ...call, signal: signal ?? call.signal })
+    if (args !== undefined) {
+      changed = parseCall(tool, args, changed)
+      // New arguments are a new request: the permission stage must see exactly what will run.
+      await this._authorize(changed)
+    }
+    return changed
+  }
+
+  private async _postExecute(call: ToolCall, result: ToolResult): Promise<ToolResult> {
+    for (const { fn } of [...this._post]) {
+      try {
+        const action = await fn(call, result)
+        if (action) result = applyPostAction(result, action)
+      } catch (error) {
+        // Fail closed: a listener that redacts or blocks and then fails must not let the original through.
+        result = errorResult(error)
+      }
+    }
+    return result
   }
 
   private async _authorize(call: ToolCall): Promise<void> {
@@ -251,6 +318,41 @@ export class ToolRegistry extends Service {
   }
 }
 
+/** Snapshot (stage 1) and schema (stage 2) of `args`, as a frozen call built on `base`. */
+function parseCall(tool: ToolDefinition, args: unknown, base: Omit<ToolCall, 'args' | 'rawArguments'>): ToolCall {
+  const raw = snapshotArguments(args)
+  const parsed = tool.parameters.safeParse(raw)
+  if (!parsed.success) throw new Error(`invalid arguments: ${formatIssues(parsed.error.issues, raw)}`)
+  return Object.freeze({
+    callId: base.callId,
+    name: base.name,
+    args: deepFreeze(parsed.data as Record<string, unknown>),
+    rawArguments: raw,
+    agent: base.agent,
+    signal: base.signal,
+    onProgress: base.onProgress,
+  })
+}
+
+function applyPostAction(result: ToolResult, action: PostExecuteAction): ToolResult {
+  switch (action.kind) {
+    case 'replace':
+      return normalize(action.result)
+    case 'append':
+      if (typeof action.text !== 'string') throw new Error('a tools/post-execute listener appended a non-string')
+      return { ...result, content: [...result.content, { type: 'text', text: action.text }] }
+    case 'mark':
+      if (!isPlainObject(action.meta)) throw new Error('a tools/post-execute listener marked a result with a non-object')
+      return { ...result, meta: { ...result.meta, ...action.meta } }
+    default:
+      throw new Error(`invalid post-execute action ${JSON.stringify(String((action as { kind: unknown }).kind))}`)
+  }
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value)
+}
+
 /** Wraps a caller's progress sink so that a failing front end never fails the tool. */
 function safeProgress(sink: ToolExecution['onProgress']): ToolCall['onProgress'] {
   if (typeof sink !== 'function') return undefined
@@ -266,7 +368,9 @@ function safeProgress(sink: ToolExecution['onProgress']): ToolCall['onProgress']
 function normalize(result: ToolResult | string): ToolResult {
   if (typeof result === 'string') return textResult(result)
   if (!result || !Array.isArray(result.content)) throw new Error('the tool returned an invalid result')
-  return { content: result.content, isError: result.isError === true }
+  const normal: ToolResult = { content: result.content, isError: result.isError === true }
+  if (isPlainObject(result.meta)) normal.meta = result.meta
+  return normal
 }
 
 function remove<T>(list: T[], item: T): void {

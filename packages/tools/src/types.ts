@@ -17,6 +17,12 @@ export interface ToolResult {
    * permission denials). Never true merely because a command failed: the model decides about that.
    */
   isError: boolean
+  /**
+   * Machine-readable facts about the result for hosts and UIs (an error's `code`, marks added by
+   * `tools/post-execute` listeners). Plain JSON data. Never shown to the model: front ends that
+   * forward `content` do not forward `meta` as text.
+   */
+  meta?: Record<string, unknown>
 }
 
 /**
@@ -132,8 +138,52 @@ export type PreExecuteListener = (
   call: ToolCall,
 ) => PreExecuteDecision | undefined | void | Promise<PreExecuteDecision | undefined | void>
 
-/** A `tools/execute` around-middleware. Call `next()` to run the rest; return another result to veto. */
-export type ExecuteMiddleware = (call: ToolCall, next: () => Promise<ToolResult>) => Promise<ToolResult>
+/**
+ * What a `tools/execute` middleware may change for the rest of the chain when it calls `next(changes)`.
+ * Fields left out stay as they were.
+ */
+export interface CallChanges {
+  /**
+   * Replaces the call's abort signal for the inner middleware and the tool (a deadline middleware
+   * passes `AbortSignal.any([call.signal, AbortSignal.timeout(ms)])`). Never merged with the old one
+   * by the pipeline: pass a combined signal if both must count.
+   */
+  signal?: AbortSignal
+  /**
+   * Replaces the arguments. They go through the snapshot, the schema and `tools/pre-execute` again,
+   * so a middleware can never run something the permission stage has not seen; a failure rejects
+   * `next()` with the stage's usual error.
+   */
+  args?: Record<string, unknown>
+}
+
+/**
+ * A `tools/execute` around-middleware. Call `next()` to run the rest (optionally with changes to the
+ * call); return another result to veto.
+ */
+export type ExecuteMiddleware = (call: ToolCall, next: (changes?: CallChanges) => Promise<ToolResult>) => Promise<ToolResult>
+
+/**
+ * What a `tools/post-execute` listener does with a finished result. `undefined` leaves it as it is.
+ * - `replace`: the result becomes this one (a string is a successful text result); to block a result,
+ *   replace it with an error result.
+ * - `append`: adds a text block after the result's blocks: context for the model. The original blocks
+ *   stay byte for byte.
+ * - `mark`: merges these keys into `result.meta` (never shown to the model).
+ */
+export type PostExecuteAction =
+  | { kind: 'replace'; result: ToolResult | string }
+  | { kind: 'append'; text: string }
+  | { kind: 'mark'; meta: Record<string, unknown> }
+
+/**
+ * A `tools/post-execute` listener: sees each call that passed the schema check, with its result so
+ * far (listeners run in `order`, each seeing what the earlier ones made of it).
+ */
+export type PostExecuteListener = (
+  call: ToolCall,
+  result: Readonly<ToolResult>,
+) => PostExecuteAction | undefined | void | Promise<PostExecuteAction | undefined | void>
 
 /** Sees every finished call (for logs and UIs). Throws are logged and ignored. */
 export type ResultObserver = (call: ToolExecution, result: ToolResult) => void
