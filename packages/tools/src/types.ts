@@ -93,6 +93,16 @@ export type Presentation =
       cwd?: string
       /** The output to show under the command (result presentations only). */
       output?: string
+      /**
+       * The exit code read back from the result (results only): 0 for a clean exit, `null` when the
+       * command died from a signal. Absent on call presentations and while the command still runs
+       * (a yielded call). Never a guess: a result whose status cannot be read has no card of this kind.
+       */
+      exitCode?: number | null
+      /** The signal that killed the command (`SIGTERM`, …), or `null`; results only. */
+      signal?: string | null
+      /** True when the command's timeout fired, however it ended; results only. */
+      timedOut?: boolean
     }
   | {
       kind: 'generic'
