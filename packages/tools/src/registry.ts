@@ -1,5 +1,6 @@
 import { type Context, Service } from 'cordis'
 import { z } from 'zod'
+import { codeOf, toolErrors } from './errors.js'
 import { snapshotArguments } from './snapshot.js'
 import type {
   ApprovalDecision,
@@ -70,13 +71,6 @@ export function messageOf(error: unknown): string {
 /** What a thrown value without any message reads as (`throw {}`, `throw null`). */
 export const UNKNOWN_ERROR = 'unknown error (a value without a message was thrown)'
 
-/** The string `code` a thrown value carries, if any. */
-export function codeOf(error: unknown): string | undefined {
-  if (error === null || typeof error !== 'object') return undefined
-  const code = (error as { code?: unknown }).code
-  return typeof code === 'string' && code.length > 0 ? code : undefined
-}
-
 const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/
 
 /**
@@ -104,13 +98,13 @@ export class ToolRegistry extends Service {
   /** Registers a tool; returns its disposer. A duplicate name is an error. */
   register<S extends z.ZodType>(tool: ToolDefinition<S>): () => void {
     if (!tool || typeof tool.name !== 'string' || !TOOL_NAME.test(tool.name)) {
-      throw new Error(`invalid tool name ${JSON.stringify(tool?.name)}: expected 1-64 letters, digits, "_" or "-"`)
+      throw toolErrors.invalidTool(`invalid tool name ${JSON.stringify(tool?.name)}: expected 1-64 letters, digits, "_" or "-"`)
     }
-    if (typeof tool.execute !== 'function') throw new Error(`tool "${tool.name}" has no execute function`)
-    if (this._tools.has(tool.name)) throw new Error(`tool "${tool.name}" is already registered`)
+    if (typeof tool.execute !== 'function') throw toolErrors.invalidTool(`tool "${tool.name}" has no execute function`)
+    if (this._tools.has(tool.name)) throw toolErrors.duplicateTool(tool.name)
     const def = tool as unknown as ToolDefinition
     return this.ctx.effect(() => {
-      if (this._tools.has(def.name)) throw new Error(`tool "${def.name}" is already registered`)
+      if (this._tools.has(def.name)) throw toolErrors.duplicateTool(def.name)
       this._tools.set(def.name, def)
       return () => {
         if (this._tools.get(def.name) === def) this._tools.delete(def.name)
@@ -183,8 +177,8 @@ export class ToolRegistry extends Service {
   private async _run(execution: ToolExecution): Promise<ToolResult> {
     const name = execution?.name
     const tool = typeof name === 'string' ? this._tools.get(name) : undefined
-    if (!tool) throw new Error(`unknown tool ${JSON.stringify(String(name))}`)
-    if (execution.signal?.aborted) throw new Error('the call was aborted before it started')
+    if (!tool) throw toolErrors.unknownTool(name)
+    if (execution.signal?.aborted) throw toolErrors.abortedBeforeStart()
 
     // Stages 1 and 2: a frozen, lossless JSON snapshot, then the schema.
     const call = parseCall(tool, execution.arguments, {
@@ -199,7 +193,7 @@ export class ToolRegistry extends Service {
       // Stage 3: permissions.
       await this._authorize(call)
       // Approval can take a person minutes: a call cancelled meanwhile must not run after all.
-      if (call.signal?.aborted) throw new Error('the call was aborted before it started')
+      if (call.signal?.aborted) throw toolErrors.abortedBeforeStart()
       // Stages 4 and 5: around-middleware, then the tool.
       result = await this._dispatch(tool, call)
     } catch (error) {
@@ -217,7 +211,7 @@ export class ToolRegistry extends Service {
         let called = false
         const next = async (changes?: CallChanges) => {
           // Running the tool twice for one call would repeat its side effects.
-          if (called) throw new Error('a tools/execute middleware called next() more than once')
+          if (called) throw toolErrors.contract('a tools/execute middleware called next() more than once')
           called = true
           return dispatch(index + 1, await this._change(tool, call, changes))
         }
@@ -232,10 +226,10 @@ export class ToolRegistry extends Service {
   /** The call a middleware hands on with `next(changes)`: checked as strictly as the original. */
   private async _change(tool: ToolDefinition, call: ToolCall, changes: CallChanges | undefined): Promise<ToolCall> {
     if (changes === undefined) return call
-    if (changes === null || typeof changes !== 'object') throw new Error('a tools/execute middleware passed invalid changes to next(): expected an object')
+    if (changes === null || typeof changes !== 'object') throw toolErrors.contract('a tools/execute middleware passed invalid changes to next(): expected an object')
     const { signal, args } = changes
     if (signal !== undefined && !(signal instanceof AbortSignal)) {
-      throw new Error('a tools/execute middleware passed an invalid signal to next(): expected an AbortSignal')
+      throw toolErrors.contract('a tools/execute middleware passed an invalid signal to next(): expected an AbortSignal')
     }
     let changed: ToolCall = Object.freeze({ ...call, signal: signal ?? call.signal })
     if (args !== undefined) {
@@ -269,12 +263,12 @@ export class ToolRegistry extends Service {
       }
     }
     if (!decision || decision.kind === 'allow') return
-    if (decision.kind === 'deny') throw new Error(decision.reason || `tool "${call.name}" was denied`)
-    if (decision.kind !== 'ask') throw new Error(`invalid pre-execute decision ${JSON.stringify((decision as { kind: unknown }).kind)}`)
+    if (decision.kind === 'deny') throw toolErrors.denied(decision.reason || `tool "${call.name}" was denied`)
+    if (decision.kind !== 'ask') throw toolErrors.contract(`invalid pre-execute decision ${JSON.stringify((decision as { kind: unknown }).kind)}`)
     const why = decision.reason ? `: ${decision.reason}` : ''
     const approval = this._own.get('approval') as ApprovalService | undefined
     if (!approval || typeof approval.request !== 'function') {
-      throw new Error(`denied: approval required but no approval service is available${why}`)
+      throw toolErrors.denied(`denied: approval required but no approval service is available${why}`)
     }
     let answer: ApprovalDecision
     try {
@@ -295,16 +289,16 @@ export class ToolRegistry extends Service {
       case 'allowed-once':
         return
       case 'rejected':
-        throw new Error(`rejected by the user${why}`)
+        throw toolErrors.rejected(why)
       case 'cancelled':
-        throw new Error(`approval was cancelled${why}`)
+        throw toolErrors.approvalCancelled(why)
       default:
-        throw new Error(`denied: approval unavailable${why}`)
+        throw toolErrors.denied(`denied: approval unavailable${why}`)
     }
   }
 
   private _addOrdered<T>(list: Ordered<T>[], fn: T, options: HookOptions): () => void {
-    if (typeof fn !== 'function') throw new Error('expected a function')
+    if (typeof fn !== 'function') throw toolErrors.contract('expected a function')
     const entry: Ordered<T> = { fn, order: options.order ?? 0, seq: this._counter.seq++ }
     return this.ctx.effect(() => {
       list.push(entry)
@@ -322,7 +316,7 @@ export class ToolRegistry extends Service {
 function parseCall(tool: ToolDefinition, args: unknown, base: Omit<ToolCall, 'args' | 'rawArguments'>): ToolCall {
   const raw = snapshotArguments(args)
   const parsed = tool.parameters.safeParse(raw)
-  if (!parsed.success) throw new Error(`invalid arguments: ${formatIssues(parsed.error.issues, raw)}`)
+  if (!parsed.success) throw toolErrors.invalidArguments(formatIssues(parsed.error.issues, raw))
   return Object.freeze({
     callId: base.callId,
     name: base.name,
@@ -339,13 +333,13 @@ function applyPostAction(result: ToolResult, action: PostExecuteAction): ToolRes
     case 'replace':
       return normalize(action.result)
     case 'append':
-      if (typeof action.text !== 'string') throw new Error('a tools/post-execute listener appended a non-string')
+      if (typeof action.text !== 'string') throw toolErrors.contract('a tools/post-execute listener appended a non-string')
       return { ...result, content: [...result.content, { type: 'text', text: action.text }] }
     case 'mark':
-      if (!isPlainObject(action.meta)) throw new Error('a tools/post-execute listener marked a result with a non-object')
+      if (!isPlainObject(action.meta)) throw toolErrors.contract('a tools/post-execute listener marked a result with a non-object')
       return { ...result, meta: { ...result.meta, ...action.meta } }
     default:
-      throw new Error(`invalid post-execute action ${JSON.stringify(String((action as { kind: unknown }).kind))}`)
+      throw toolErrors.contract(`invalid post-execute action ${JSON.stringify(String((action as { kind: unknown }).kind))}`)
   }
 }
 
@@ -367,7 +361,7 @@ function safeProgress(sink: ToolExecution['onProgress']): ToolCall['onProgress']
 
 function normalize(result: ToolResult | string): ToolResult {
   if (typeof result === 'string') return textResult(result)
-  if (!result || !Array.isArray(result.content)) throw new Error('the tool returned an invalid result')
+  if (!result || !Array.isArray(result.content)) throw toolErrors.contract('the tool returned an invalid result')
   const normal: ToolResult = { content: result.content, isError: result.isError === true }
   if (isPlainObject(result.meta)) normal.meta = result.meta
   return normal

@@ -42,6 +42,7 @@ describe('next(changes) in tools/execute middleware', () => {
     expect(await ctx.tools.execute({ callId: '2', name: 'echo', arguments: { command: 'pwd' } })).toEqual({
       content: [{ type: 'text', text: 'Error: not that' }],
       isError: true,
+      meta: { code: 'DSH_DENIED' },
     })
 
     rewrite.current = { command: 42 }
