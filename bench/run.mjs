@@ -4,7 +4,7 @@
  *
  *   node bench/run.mjs [--quick] [--only NAME[,NAME…]] [--json PATH]
  *
- * NAME: overhead, big, kill, concurrency, notice, policy. Prints a table and writes JSON to
+ * NAME: overhead, big, kill, concurrency, notice, load, policy. Prints a table and writes JSON to
  * bench/results/latest.json (or PATH).
  */
 import { execFileSync, spawnSync } from 'node:child_process'
@@ -16,7 +16,7 @@ import { parseArgs } from 'node:util'
 import { fmtBytes, fmtMs, MiB, round } from './lib/stats.mjs'
 
 const here = dirname(fileURLToPath(import.meta.url))
-const BENCHES = ['overhead', 'big', 'kill', 'concurrency', 'notice', 'policy']
+const BENCHES = ['overhead', 'big', 'kill', 'concurrency', 'notice', 'load', 'policy']
 
 const { values } = parseArgs({
   options: {
@@ -153,6 +153,15 @@ if (b.notice && !b.notice.error) {
   const n = b.notice
   row('notice', `exit → inject, one at a time: median / p90 (n=${n.sequential.n})`, `${fmtMs(n.sequential.median)} / ${fmtMs(n.sequential.p90)}`, '≤ 100 ms', n.sequential.median <= 100)
   row('notice', `exit → inject, burst of ${n.burst.tasks}: median / p90`, `${fmtMs(n.burst.median)} / ${fmtMs(n.burst.p90)}`, '≤ 100 ms', n.burst.median <= 100)
+}
+if (b.load && !b.load.error) {
+  const l = b.load
+  row('load', `${l.sessions} HTTP sessions × ${l.rounds} rounds: calls/s (rounds/s)`, `${l.callsPerSecond} (${l.roundsPerSecond}; spawn-bound ${l.spawnBoundRoundsPerSecond})`)
+  row('load', 'throughput / spawn-bound limit', String(l.throughputVsSpawnBound), '≥ 0.8', l.throughputVsSpawnBound >= 0.8)
+  row('load', 'call latency p50 / p99 (all; foreground)', `${fmtMs(l.latencyMs.all.p50)} / ${fmtMs(l.latencyMs.all.p99)}; ${fmtMs(l.latencyMs.foreground.p50)} / ${fmtMs(l.latencyMs.foreground.p99)}`)
+  row('load', 'server event-loop delay p99 under load', `${fmtMs(l.serverEventLoopDelayMs.p99)} (p50 ${fmtMs(l.serverEventLoopDelayMs.p50)}, max ${fmtMs(l.serverEventLoopDelayMs.max)})`, '≤ 20 ms', l.serverEventLoopDelayMs.p99 <= 20)
+  row('load', 'server RSS at end / peak', `${l.serverRssMiB.atEnd} MiB / ${l.serverRssMiB.peak} MiB`)
+  row('load', 'errors / lost / repeated lines', `${l.errors} / ${l.lost} / ${l.repeated}`, '0 / 0 / 0', l.errors === 0 && l.lost === 0 && l.repeated === 0)
 }
 if (b.policy) {
   if (b.policy.notMeasured) row('policy', 'decide(), 20 commands', b.policy.notMeasured)

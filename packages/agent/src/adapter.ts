@@ -1,5 +1,6 @@
 import type { ToolSchema } from '@deepseek-ai/dsh-tools'
 import type { InjectSource } from './inject.js'
+import { agentErrors } from './errors.js'
 
 /** A tool call the model asked for. */
 export interface ModelToolCall {
@@ -57,17 +58,17 @@ export interface ModelAdapter {
 
 /** Checks an adapter's reply and returns a frozen, well-formed copy. Throws a clear Error otherwise. */
 export function normalizeReply(reply: unknown): ModelReply {
-  if (!reply || typeof reply !== 'object') throw new Error(`the model adapter returned an invalid reply: ${typeof reply}`)
+  if (!reply || typeof reply !== 'object') throw agentErrors.model(`the model adapter returned an invalid reply: ${typeof reply}`)
   const { text, toolCalls } = reply as Partial<ModelReply>
   if (text !== undefined && text !== null && typeof text !== 'string') {
-    throw new Error('the model adapter returned an invalid reply: "text" is not a string')
+    throw agentErrors.model('the model adapter returned an invalid reply: "text" is not a string')
   }
   if (toolCalls !== undefined && toolCalls !== null && !Array.isArray(toolCalls)) {
-    throw new Error('the model adapter returned an invalid reply: "toolCalls" is not an array')
+    throw agentErrors.model('the model adapter returned an invalid reply: "toolCalls" is not an array')
   }
   const calls = (toolCalls ?? []).map((call, index) => {
     if (!call || typeof call !== 'object' || typeof call.name !== 'string') {
-      throw new Error(`the model adapter returned an invalid reply: tool call #${index + 1} has no name`)
+      throw agentErrors.model(`the model adapter returned an invalid reply: tool call #${index + 1} has no name`)
     }
     const args = call.arguments
     return Object.freeze({

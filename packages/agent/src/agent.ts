@@ -3,6 +3,7 @@ import type { ToolCaller, ToolContent, ToolRegistry } from '@deepseek-ai/dsh-too
 import type { ChatMessage, ModelAdapter } from './adapter.js'
 import { createInjection, type InjectedContext, type InjectOptions, injectionMessage } from './inject.js'
 import { runLoop } from './loop.js'
+import { agentErrors } from './errors.js'
 
 /** The default of `AgentOptions.maxSteps`. */
 export const DEFAULT_MAX_STEPS = 32
@@ -83,21 +84,21 @@ export class Agent implements ToolCaller {
   /** Use `ctx.agents.create`; this constructor only validates and stores. */
   constructor(id: string, options: AgentOptions, host: AgentHost) {
     const session = options?.session
-    if (!session || typeof session !== 'object') throw new Error('agent options need a session: {id, cwd}')
-    if (typeof session.id !== 'string' || !session.id) throw new Error('session.id must be a non-empty string')
+    if (!session || typeof session !== 'object') throw agentErrors.invalid('agent options need a session: {id, cwd}')
+    if (typeof session.id !== 'string' || !session.id) throw agentErrors.invalid('session.id must be a non-empty string')
     if (typeof session.cwd !== 'string' || !isAbsolute(session.cwd)) {
-      throw new Error(`session.cwd must be an absolute path, got ${JSON.stringify(session.cwd)}`)
+      throw agentErrors.invalid(`session.cwd must be an absolute path, got ${JSON.stringify(session.cwd)}`)
     }
     if (session.sandboxMode !== undefined && (typeof session.sandboxMode !== 'string' || session.sandboxMode === '')) {
       throw new Error(`session.sandboxMode must be a non-empty string, got ${JSON.stringify(session.sandboxMode)}`)
     }
     const maxSteps = options.maxSteps ?? DEFAULT_MAX_STEPS
     if (!Number.isInteger(maxSteps) || maxSteps < 1) {
-      throw new Error(`maxSteps must be a positive integer, got ${JSON.stringify(options.maxSteps)}`)
+      throw agentErrors.invalid(`maxSteps must be a positive integer, got ${JSON.stringify(options.maxSteps)}`)
     }
-    if (options.system !== undefined && typeof options.system !== 'string') throw new Error('system must be a string')
+    if (options.system !== undefined && typeof options.system !== 'string') throw agentErrors.invalid('system must be a string')
     if (options.adapter !== undefined && typeof options.adapter?.next !== 'function') {
-      throw new Error('adapter must have a next(request, signal) method')
+      throw agentErrors.invalid('adapter must have a next(request, signal) method')
     }
     this.id = id
     const header: SessionHeader = session.sandboxMode === undefined
@@ -163,7 +164,7 @@ export class Agent implements ToolCaller {
    * not consume: the injection stays queued for the next request or `takeInjected`.
    */
   onInject(listener: (entry: InjectedContext) => void): () => void {
-    if (typeof listener !== 'function') throw new Error('onInject expects a function')
+    if (typeof listener !== 'function') throw agentErrors.invalid('onInject expects a function')
     this.#listeners.add(listener)
     return () => {
       this.#listeners.delete(listener)
@@ -186,10 +187,10 @@ export class Agent implements ToolCaller {
    */
   async run(userText: string, options: RunOptions = {}): Promise<string> {
     if (this.#disposed) throw this.#disposedError()
-    if (this.#turn) throw new Error(`agent "${this.id}" is busy: one turn at a time`)
-    if (typeof userText !== 'string') throw new Error('run expects the user message as a string')
+    if (this.#turn) throw agentErrors.busy(this.id)
+    if (typeof userText !== 'string') throw agentErrors.invalid('run expects the user message as a string')
     const adapter = this.adapter
-    if (!adapter) throw new Error(`agent "${this.id}" has no model adapter`)
+    if (!adapter) throw agentErrors.invalid(`agent "${this.id}" has no model adapter`)
     const turn = new AbortController()
     this.#turn = turn
     this.#turns++
@@ -237,6 +238,6 @@ export class Agent implements ToolCaller {
   }
 
   #disposedError(): Error {
-    return new Error(`agent "${this.id}" is disposed`)
+    return agentErrors.disposed(this.id)
   }
 }

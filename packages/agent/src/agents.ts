@@ -1,6 +1,7 @@
 import { type Context, Service } from 'cordis'
 import type { ToolRegistry } from '@deepseek-ai/dsh-tools'
 import { Agent, type AgentOptions } from './agent.js'
+import { agentErrors } from './errors.js'
 
 declare module 'cordis' {
   interface Context {
@@ -31,8 +32,8 @@ export class Agents extends Service {
     const ctx = this.ctx
     const live = this._live
     const id = options?.id ?? this._nextId()
-    if (typeof id !== 'string' || !id) throw new Error('agent id must be a non-empty string')
-    if (live.some((agent) => agent.id === id)) throw new Error(`agent "${id}" already exists`)
+    if (typeof id !== 'string' || !id) throw agentErrors.invalid('agent id must be a non-empty string')
+    if (live.some((agent) => agent.id === id)) throw agentErrors.duplicate(id)
     let release: (() => void) | undefined
     const agent = new Agent(id, options, {
       tools: () => ctx.get('tools') as ToolRegistry | undefined,

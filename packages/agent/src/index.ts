@@ -19,3 +19,4 @@ export {
   openAIOptionsFromEnv,
   type OpenAIChatOptions,
 } from './openai.js'
+export { AGENT_ERROR } from './errors.js'

@@ -1,5 +1,6 @@
 import type { ToolContent } from '@deepseek-ai/dsh-tools'
 import type { ChatMessage } from './adapter.js'
+import { agentErrors } from './errors.js'
 
 /**
  * Who injected context. `{kind: 'plugin', plugin}` for plugins (tool-bash uses
@@ -25,20 +26,20 @@ export interface InjectedContext {
 /** Validates and copies an injection. Throws an Error naming what is wrong. */
 export function createInjection(content: unknown, options: unknown): InjectedContext {
   if (!Array.isArray(content) || content.length === 0) {
-    throw new Error('invalid injected content: expected a non-empty array of {type: "text", text} blocks')
+    throw agentErrors.invalid('invalid injected content: expected a non-empty array of {type: "text", text} blocks')
   }
   const blocks = content.map((block, index) => {
     if (!block || typeof block !== 'object' || block.type !== 'text' || typeof block.text !== 'string') {
-      throw new Error(`invalid injected content: block #${index + 1} is not a {type: "text", text: string} block`)
+      throw agentErrors.invalid(`invalid injected content: block #${index + 1} is not a {type: "text", text: string} block`)
     }
     return Object.freeze({ type: 'text' as const, text: block.text as string })
   })
   const source = (options as Partial<InjectOptions> | undefined)?.source
   if (!source || typeof source !== 'object' || typeof source.kind !== 'string' || !source.kind) {
-    throw new Error('invalid inject source: expected {kind: string, ...}')
+    throw agentErrors.invalid('invalid inject source: expected {kind: string, ...}')
   }
   if (source.kind === 'plugin' && (typeof source.plugin !== 'string' || !source.plugin)) {
-    throw new Error('invalid inject source: {kind: "plugin"} needs a plugin name')
+    throw agentErrors.invalid('invalid inject source: {kind: "plugin"} needs a plugin name')
   }
   return Object.freeze({
     content: Object.freeze(blocks) as ToolContent[],

@@ -1,5 +1,6 @@
 import type { ToolCaller, ToolRegistry, ToolResult } from '@deepseek-ai/dsh-tools'
 import { type ChatMessage, type ModelAdapter, type ModelToolCall, normalizeReply } from './adapter.js'
+import { agentErrors } from './errors.js'
 
 /** What the loop needs of an agent. Implemented by `Agent`; not part of the public API. */
 export interface LoopHost {
@@ -55,9 +56,7 @@ export async function runLoop(host: LoopHost, signal: AbortSignal): Promise<stri
       let content: string
       const current = host.tools()
       if (!current) {
-        missing ??= new Error(
-          `agent "${id}" cannot run tool "${call.name}": no tool registry (ctx.tools) is loaded; load the ToolRegistry plugin of @deepseek-ai/dsh-tools`,
-        )
+        missing ??= agentErrors.noTools(id, call.name)
         content = `Error: ${missing.message}`
       } else {
         content = await runToolCall(current, host.caller, call, signal)
@@ -67,7 +66,7 @@ export async function runLoop(host: LoopHost, signal: AbortSignal): Promise<stri
     }
     if (missing) throw missing
   }
-  throw new Error(`agent "${id}" stopped after ${host.maxSteps} model requests (maxSteps) without a final answer`)
+  throw agentErrors.maxSteps(id, host.maxSteps)
 }
 
 async function runToolCall(
@@ -99,6 +98,6 @@ export function resultText(result: ToolResult): string {
 function checkpoint(host: LoopHost, signal: AbortSignal, cause?: unknown): void {
   host.assertAlive()
   if (signal.aborted) {
-    throw new Error(`agent "${host.caller.id}": the turn was aborted`, { cause: cause ?? signal.reason })
+    throw agentErrors.aborted(host.caller.id, cause ?? signal.reason)
   }
 }

@@ -1,5 +1,6 @@
 import type { ChatMessage, ModelAdapter, ModelReply, ModelRequest } from './adapter.js'
 import { normalizeReply } from './adapter.js'
+import { agentErrors } from './errors.js'
 
 /** The default of `OpenAIChatOptions.timeoutMs`. */
 export const DEFAULT_MODEL_TIMEOUT_MS = 120_000
@@ -31,7 +32,7 @@ type Env = Record<string, string | undefined>
 export function openAIOptionsFromEnv(env: Env = process.env, overrides: Partial<OpenAIChatOptions> = {}): OpenAIChatOptions {
   const pick = (...names: string[]) => names.map((name) => env[name]).find((value) => typeof value === 'string' && value.trim() !== '')?.trim()
   const model = overrides.model ?? pick('DSH_MODEL', 'OPENAI_MODEL')
-  if (!model) throw new Error('no model configured: set DSH_MODEL or OPENAI_MODEL (or pass a model)')
+  if (!model) throw agentErrors.invalid('no model configured: set DSH_MODEL or OPENAI_MODEL (or pass a model)')
   const options: OpenAIChatOptions = {
     ...overrides,
     baseUrl: overrides.baseUrl ?? pick('DSH_MODEL_BASE_URL', 'OPENAI_BASE_URL') ?? DEFAULT_BASE_URL,
@@ -52,19 +53,19 @@ export class OpenAIChatAdapter implements ModelAdapter {
   readonly #headers: Record<string, string>
 
   constructor(options: OpenAIChatOptions) {
-    if (!options || typeof options.baseUrl !== 'string') throw new Error('OpenAIChatAdapter needs a baseUrl')
+    if (!options || typeof options.baseUrl !== 'string') throw agentErrors.invalid('OpenAIChatAdapter needs a baseUrl')
     let base: URL
     try {
       base = new URL(options.baseUrl)
     } catch {
-      throw new Error(`invalid model base URL ${JSON.stringify(options.baseUrl)}`)
+      throw agentErrors.invalid(`invalid model base URL ${JSON.stringify(options.baseUrl)}`)
     }
     if (base.protocol !== 'http:' && base.protocol !== 'https:') {
-      throw new Error(`invalid model base URL ${JSON.stringify(options.baseUrl)}: expected http or https`)
+      throw agentErrors.invalid(`invalid model base URL ${JSON.stringify(options.baseUrl)}: expected http or https`)
     }
-    if (typeof options.model !== 'string' || !options.model) throw new Error('OpenAIChatAdapter needs a model name')
+    if (typeof options.model !== 'string' || !options.model) throw agentErrors.invalid('OpenAIChatAdapter needs a model name')
     const timeoutMs = options.timeoutMs ?? DEFAULT_MODEL_TIMEOUT_MS
-    if (!Number.isFinite(timeoutMs) || timeoutMs < 0) throw new Error(`invalid timeoutMs ${JSON.stringify(options.timeoutMs)}`)
+    if (!Number.isFinite(timeoutMs) || timeoutMs < 0) throw agentErrors.invalid(`invalid timeoutMs ${JSON.stringify(options.timeoutMs)}`)
     this.url = `${options.baseUrl.replace(/\/+$/, '')}/chat/completions`
     this.model = options.model
     this.timeoutMs = timeoutMs
@@ -110,21 +111,21 @@ export class OpenAIChatAdapter implements ModelAdapter {
       statusText = response.statusText
       text = await response.text()
     } catch (error) {
-      if (timeout?.aborted && !signal?.aborted) throw new Error(`model request timed out after ${this.timeoutMs}ms`, { cause: error })
-      if (signal?.aborted) throw new Error('model request was aborted', { cause: error })
-      throw new Error(`model request to ${this.url} failed: ${describe(error)}`, { cause: error })
+      if (timeout?.aborted && !signal?.aborted) throw agentErrors.model(`model request timed out after ${this.timeoutMs}ms`, error)
+      if (signal?.aborted) throw agentErrors.model('model request was aborted', error)
+      throw agentErrors.model(`model request to ${this.url} failed: ${describe(error)}`, error)
     }
     if (status < 200 || status > 299) {
-      throw new Error(`model request failed: HTTP ${status}${statusText ? ` ${statusText}` : ''}: ${excerpt(text)}`)
+      throw agentErrors.model(`model request failed: HTTP ${status}${statusText ? ` ${statusText}` : ''}: ${excerpt(text)}`)
     }
     let json: unknown
     try {
       json = JSON.parse(text)
     } catch {
-      throw new Error(`model reply is not JSON: ${excerpt(text)}`)
+      throw agentErrors.model(`model reply is not JSON: ${excerpt(text)}`)
     }
     const message = (json as { choices?: { message?: unknown }[] } | null)?.choices?.[0]?.message
-    if (!message || typeof message !== 'object') throw new Error(`model reply has no choices[0].message: ${excerpt(text)}`)
+    if (!message || typeof message !== 'object') throw agentErrors.model(`model reply has no choices[0].message: ${excerpt(text)}`)
     return fromWireMessage(message as WireAssistantMessage)
   }
 }

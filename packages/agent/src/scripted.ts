@@ -1,4 +1,5 @@
 import { type ModelAdapter, type ModelReply, type ModelRequest, normalizeReply } from './adapter.js'
+import { agentErrors } from './errors.js'
 
 /** One step of a script: a reply (missing fields default to `''` and `[]`), or a function computing it from the request. */
 export type ScriptStep =
@@ -15,7 +16,7 @@ export class ScriptedAdapter implements ModelAdapter {
   readonly #steps: readonly ScriptStep[]
 
   constructor(steps: ScriptStep[]) {
-    if (!Array.isArray(steps)) throw new Error('ScriptedAdapter expects an array of steps')
+    if (!Array.isArray(steps)) throw agentErrors.invalid('ScriptedAdapter expects an array of steps')
     this.#steps = [...steps]
   }
 
@@ -29,7 +30,7 @@ export class ScriptedAdapter implements ModelAdapter {
     signal?.throwIfAborted()
     const index = this.requests.length - 1
     if (index >= this.#steps.length) {
-      throw new Error(`scripted adapter: the script has ${this.#steps.length} step(s), but request #${index + 1} arrived`)
+      throw agentErrors.model(`scripted adapter: the script has ${this.#steps.length} step(s), but request #${index + 1} arrived`)
     }
     const step = this.#steps[index]
     return normalizeReply(typeof step === 'function' ? await step(request) : step)

@@ -92,7 +92,7 @@ describe('agent.inject', () => {
     const agent = ctx.agents.create(agentOptions({ id: 'gone' }))
     agent.dispose()
     expect(() => agent.inject([{ type: 'text', text: notice }], { source })).toThrow('agent "gone" is disposed')
-    expect(() => agent.inject([{ type: 'text', text: notice }], { source })).toThrow(/disposed/)
+    expect(() => agent.inject([{ type: 'text', text: notice }], { source })).toThrow(expect.objectContaining({ code: 'DSH_AGENT_DISPOSED' }))
   })
 
   it('refuses invalid content and sources', () => {

@@ -182,6 +182,7 @@ describe('the agent loop', () => {
     await vi.waitFor(() => expect(signal).toBeDefined())
     agent.dispose()
     await expect(turn).rejects.toThrow('agent "short-lived" is disposed')
+    await expect(turn).rejects.toMatchObject({ code: 'DSH_AGENT_DISPOSED' })
     expect(signal?.aborted).toBe(true)
     await expect(agent.run('again')).rejects.toThrow('agent "short-lived" is disposed')
   })

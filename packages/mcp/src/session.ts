@@ -148,7 +148,9 @@ export class McpSession {
       })
       // A cancelled request gets no response: keep the notices for the next result.
       const notices = extra.signal.aborted ? [] : this.takeNotices()
-      return { content: [...result.content, ...notices].map(copyBlock), isError: result.isError }
+      // Machine-readable facts (an error's stable code) for hosts, under our own `_meta` key: never text for the model.
+      const meta = result.meta ? { _meta: { [SESSION_CAPABILITY]: { ...result.meta } } } : {}
+      return { content: [...result.content, ...notices].map(copyBlock), isError: result.isError, ...meta }
     } finally {
       progress.stop()
     }

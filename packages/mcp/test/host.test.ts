@@ -46,7 +46,8 @@ function setup(options: McpHostOptions = {}) {
       clients.push(client)
       const call = async (name: string, args: Record<string, unknown>, signal?: AbortSignal) => {
         const result = (await client.callTool({ name, arguments: args }, undefined, { signal })) as CallToolResult
-        return { texts: result.content.map((b) => (b as { text: string }).text), isError: result.isError === true }
+        const meta = result._meta?.['dsh-bash'] as Record<string, unknown> | undefined
+        return { texts: result.content.map((b) => (b as { text: string }).text), isError: result.isError === true, ...(meta ? { meta } : {}) }
       }
       const bash = (command: string, extra: Record<string, unknown> = {}, signal?: AbortSignal) =>
         call('bash', { command, description: 'Run a test command', ...extra }, signal)
@@ -202,7 +203,7 @@ describe('McpHost: approvals', () => {
     )
     expect(await a.bash('echo ask-me')).toEqual({ texts: ['ask-me\n'], isError: false })
     expect(asked).toEqual(['a: Allow this call? bash: echo ask-me\n(Run a test command)\nReason: it says ask-me'])
-    expect(await b.bash('echo ask-me')).toEqual({ texts: ['Error: rejected by the user: it says ask-me'], isError: true })
+    expect(await b.bash('echo ask-me')).toEqual({ texts: ['Error: rejected by the user: it says ask-me'], isError: true, meta: { code: 'DSH_REJECTED' } })
     expect(asked).toHaveLength(2)
   })
 
@@ -214,9 +215,9 @@ describe('McpHost: approvals', () => {
         throw new Error('no UI')
       }),
     )
-    expect(await broken.bash('echo ask-me')).toEqual({ texts: ['Error: denied: approval unavailable: it says ask-me'], isError: true })
+    expect(await broken.bash('echo ask-me')).toEqual({ texts: ['Error: denied: approval unavailable: it says ask-me'], isError: true, meta: { code: 'DSH_DENIED' } })
     const urlOnly = await app.connect({ elicitation: { url: {} } })
-    expect(await urlOnly.bash('echo ask-me')).toEqual({ texts: ['Error: denied: approval unavailable: it says ask-me'], isError: true })
+    expect(await urlOnly.bash('echo ask-me')).toEqual({ texts: ['Error: denied: approval unavailable: it says ask-me'], isError: true, meta: { code: 'DSH_DENIED' } })
   })
 
   it('an approval for a caller that is no session of this host is "unavailable"', async () => {

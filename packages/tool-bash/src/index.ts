@@ -11,4 +11,4 @@ export {
   yieldSentence,
 } from './descriptions.js'
 export { type ResultBudget, checkBudget, tailWithin, lineCount, fits } from './budget.js'
-export { presentBashCall, presentBashResult, presentTaskCall, presentTaskResult } from './present.js'
+export { presentBashCall, presentBashResult, presentTaskCall, presentTaskResult, readRunStatus, type RunStatus } from './present.js'

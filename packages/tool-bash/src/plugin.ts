@@ -2,6 +2,7 @@ import { isAbsolute, resolve as resolvePath } from 'node:path'
 import type { Context } from 'cordis'
 import type { BashExecRequest, BashTask } from '@deepseek-ai/dsh-bash'
 import type { ApprovalService, ToolCall, ToolCaller, ToolContent } from '@deepseek-ai/dsh-tools'
+import { CALLER_ERROR, hasCode, messageOf } from '@deepseek-ai/dsh-tools'
 import { type ResultBudget, checkBudget } from './budget.js'
 import { BASH_KILL_DESCRIPTION, BASH_OUTPUT_DESCRIPTION, bashDescription } from './descriptions.js'
 import { presentBashCall, presentBashResult, presentTaskCall, presentTaskResult } from './present.js'
@@ -175,9 +176,8 @@ function deliverNotice(ctx: Context, task: BashTask): void {
   try {
     target.inject([{ type: 'text', text: renderNotice(task, { escalationHint: escalationPossible(ctx) }) }], { source: { ...NOTICE_SOURCE } })
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error)
     // The agent went away between the lookup and the call: nothing to tell it any more.
-    if (!message.includes('disposed')) console.error(`[tool-bash] could not deliver the notice of ${task.id}: ${message}`)
+    if (!hasCode(error, CALLER_ERROR.disposed)) console.error(`[tool-bash] could not deliver the notice of ${task.id}: ${messageOf(error)}`)
   }
 }
 

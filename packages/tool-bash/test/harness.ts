@@ -29,7 +29,7 @@ export class RecordingAgent implements ToolCaller {
     this.session = { header: Object.freeze({ id: sessionId, cwd }) }
   }
   inject(content: ToolContent[], options: { source: unknown }): void {
-    if (this.disposed) throw new Error(`agent "${this.id}" is disposed`)
+    if (this.disposed) throw Object.assign(new Error(`agent "${this.id}" is disposed`), { code: 'DSH_AGENT_DISPOSED' })
     const entry = { agent: this.id, content, source: options.source }
     this.injected.push(entry)
     this.log.push(entry)

@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { NOTICE_SOURCE } from '../src/index.js'
 import { type App, createApp, settle, until } from './harness.js'
 
@@ -50,12 +50,28 @@ describe('completion notices', () => {
     const a = app.agent('session-a')
     // Still listed, but its inject throws the disposed error.
     a.inject = () => {
-      throw new Error(`agent "${a.id}" is disposed`)
+      throw Object.assign(new Error(`agent "${a.id}" is disposed`), { code: 'DSH_AGENT_DISPOSED' })
     }
+    const logged = vi.spyOn(console, 'error').mockImplementation(() => {})
     const id = await start(a, 'true')
     await app.root.bash.get(id)!.done
     await settle()
     expect(app.injections).toEqual([])
+    expect(logged).not.toHaveBeenCalled()
+    logged.mockRestore()
+  })
+
+  it('any other inject failure is logged, classified by its code and never by its text', async () => {
+    const a = app.agent('session-a')
+    a.inject = () => {
+      throw new Error('the disposed-items queue is full')
+    }
+    const logged = vi.spyOn(console, 'error').mockImplementation(() => {})
+    const id = await start(a, 'true')
+    await app.root.bash.get(id)!.done
+    await until(() => logged.mock.calls.length > 0)
+    expect(String(logged.mock.calls[0][0])).toBe(`[tool-bash] could not deliver the notice of ${id}: the disposed-items queue is full`)
+    logged.mockRestore()
   })
 
   it('twenty tasks ending at once give twenty notices, none twice', async () => {

@@ -6,6 +6,7 @@ import {
   presentBashResult,
   presentTaskCall,
   presentTaskResult,
+  readRunStatus,
   renderNotice,
   renderRead,
   renderRunResult,
@@ -177,13 +178,95 @@ describe('presenters', () => {
       cwd: '/tmp',
     })
     expect(presentBashCall({ command: 'npm run dev', description: 'start dev server', run_in_background: true }).kind).toBe('generic')
-    expect(presentBashResult({ command: 'ls' }, { content: [{ type: 'text', text: 'a\n' }], isError: false })).toEqual({
+    expect(presentBashResult({ command: 'ls', description: 'list' }, { content: [{ type: 'text', text: 'a\n' }], isError: false })).toEqual({
       kind: 'terminal',
       title: 'ls',
-      description: undefined,
+      description: 'list',
       cwd: undefined,
       output: 'a\n',
+      exitCode: 0,
+      signal: null,
+      timedOut: false,
     })
     expect(presentTaskCall('bash_kill')({ task_id: 'bash-3' })).toEqual({ kind: 'generic', title: 'bash_kill bash-3' })
+  })
+})
+
+describe('result cards read the exit status back from the markers', () => {
+  const args = { command: 'make', description: 'build it' }
+  const base = (over: Partial<BashRunResult>): BashRunResult => ({
+    exitCode: 0,
+    signal: null,
+    timedOut: false,
+    aborted: false,
+    timeoutMs: 120000,
+    stdout: out(''),
+    stderr: out(''),
+    durationMs: 5,
+    leftoverProcesses: 0,
+    ...over,
+  })
+  const bodies: [CollectedOutput, CollectedOutput][] = [
+    [out(''), out('')],
+    [out('ok\n'), out('')],
+    [out('no newline'), out('')],
+    [out('[exit code: 9]\n'), out('')],
+    [out('x'), out('[killed by signal: SIGKILL]\n')],
+    [out('tail', { truncated: true, droppedBytes: 10, spillPath: '/tmp/s.log' }), out('err', { truncated: true, droppedBytes: 1 })],
+  ]
+  const statuses: Partial<BashRunResult>[] = [
+    { exitCode: 0 },
+    { exitCode: 3 },
+    { exitCode: 255 },
+    { exitCode: null, signal: 'SIGKILL' },
+    { exitCode: null, signal: 'SIGTERM', timedOut: true, timeoutMs: 300 },
+    { exitCode: 0, timedOut: true, timeoutMs: 300 },
+    { exitCode: 1, leftoverProcesses: 2 },
+    { exitCode: 1, sandbox: { mode: 'read-only', accessDenied: true, escalations: ['workspace-write'] } },
+  ]
+  it('round-trips presentResult(renderRunResult(r)) for exit code, signal and timeout', () => {
+    for (const [stdout, stderr] of bodies) {
+      for (const status of statuses) {
+        const result = base({ ...status, stdout, stderr })
+        for (const escalationHint of [false, true]) {
+          const text = renderRunResult(result, { escalationHint })
+          const card = presentBashResult(args, { content: [{ type: 'text', text }], isError: false })
+          expect(card, text).toMatchObject({
+            kind: 'terminal',
+            output: text,
+            exitCode: result.exitCode,
+            signal: result.signal,
+            timedOut: result.timedOut,
+          })
+        }
+      }
+    }
+  })
+
+  it('reads nothing from a marker-shaped output line above the real markers', () => {
+    expect(readRunStatus('[exit code: 9]\n[timed out after 5ms]\nout\n[exit code: 2]')).toEqual({ exitCode: 2, signal: null, timedOut: false })
+    expect(readRunStatus('[exit code: 9]\n')).toEqual({ exitCode: 0, signal: null, timedOut: false })
+  })
+
+  it('a yielded call has no exit status yet: a generic card', () => {
+    const text = 'building\n[still running after 50s; continues as background task bash-4: read it with bash_output, stop it with bash_kill]'
+    expect(readRunStatus(text)).toBeUndefined()
+    expect(presentBashResult(args, { content: [{ type: 'text', text }], isError: false })).toEqual({ kind: 'generic', title: 'make', body: text })
+  })
+
+  it('error, empty, non-text and multi-block results, and arguments outside the schema, get generic cards', () => {
+    const generic = (result: unknown, a: unknown = args) => presentBashResult(a, result as never).kind
+    expect(generic({ content: [{ type: 'text', text: 'Error: the command was aborted\nx' }], isError: true })).toBe('generic')
+    expect(generic({ content: [], isError: false })).toBe('generic')
+    expect(generic({ content: [{ type: 'image', data: 'x' }], isError: false })).toBe('generic')
+    expect(generic({ content: [{ type: 'text', text: 'a' }, { type: 'text', text: 'notice' }], isError: false })).toBe('generic')
+    expect(generic({ content: [{ type: 'text', text: 'a' }], isError: false }, { command: 'ls' })).toBe('generic')
+    expect(generic({ content: [{ type: 'text', text: 'a' }], isError: false }, { command: 'ls', description: 'x', timeoutMs: 'soon' })).toBe('generic')
+    expect(presentBashCall({ command: 'ls', description: 7 })).toEqual({ kind: 'generic', title: 'bash: ls', body: undefined })
+    expect(presentBashResult(args, { content: [{ type: 'text', text: 'a' }, { type: 'text', text: 'b' }], isError: false })).toEqual({
+      kind: 'generic',
+      title: 'make',
+      body: 'a\nb',
+    })
   })
 })

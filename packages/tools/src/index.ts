@@ -1,4 +1,5 @@
 export * from './types.js'
-export { ToolRegistry, textResult, errorResult, messageOf, type HookOptions } from './registry.js'
+export { ToolRegistry, textResult, errorResult, messageOf, UNKNOWN_ERROR, type HookOptions } from './registry.js'
 export { snapshotArguments } from './snapshot.js'
 export { formatIssues } from './validate.js'
+export { codedError, codeOf, hasCode, TOOL_ERROR, CALLER_ERROR, type CodedError } from './errors.js'

@@ -1,10 +1,14 @@
 import { type Context, Service } from 'cordis'
 import { z } from 'zod'
+import { codeOf, toolErrors } from './errors.js'
 import { snapshotArguments } from './snapshot.js'
 import type {
   ApprovalDecision,
   ApprovalService,
+  CallChanges,
   ExecuteMiddleware,
+  PostExecuteAction,
+  PostExecuteListener,
   PreExecuteDecision,
   PreExecuteListener,
   ResultObserver,
@@ -39,15 +43,33 @@ export function textResult(text: string, isError = false): ToolResult {
   return { content: [{ type: 'text', text }], isError }
 }
 
-/** Builds the `Error: <message>` result the pipeline uses for every failure. */
+/**
+ * Builds the `Error: <message>` result the pipeline uses for every failure. An error that carries a
+ * string `code` (our packages' stable codes, Node's `ENOENT`, …) passes it on as `meta.code`, so
+ * hosts classify failures by code, never by message text.
+ */
 export function errorResult(error: unknown): ToolResult {
-  return textResult(`Error: ${messageOf(error)}`, true)
+  const result = textResult(`Error: ${messageOf(error)}`, true)
+  const code = codeOf(error)
+  if (code !== undefined) result.meta = { code }
+  return result
 }
 
+/** The message a thrown value reads as in an `Error: <message>` result. */
 export function messageOf(error: unknown): string {
   if (error instanceof Error) return error.message
+  // Libraries and listeners do throw plain objects ({message, code}); `String()` would make them
+  // read `[object Object]`, which tells the model nothing.
+  if (error !== null && typeof error === 'object') {
+    const message = (error as { message?: unknown }).message
+    return typeof message === 'string' ? message : UNKNOWN_ERROR
+  }
+  if (error === undefined || error === null) return UNKNOWN_ERROR
   return String(error)
 }
+
+/** What a thrown value without any message reads as (`throw {}`, `throw null`). */
+export const UNKNOWN_ERROR = 'unknown error (a value without a message was thrown)'
 
 const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/
 
@@ -63,6 +85,7 @@ export class ToolRegistry extends Service {
   private readonly _tools = new Map<string, ToolDefinition>()
   private readonly _pre: Ordered<PreExecuteListener>[] = []
   private readonly _middleware: Ordered<ExecuteMiddleware>[] = []
+  private readonly _post: Ordered<PostExecuteListener>[] = []
   private readonly _observers: ResultObserver[] = []
   private readonly _own: Context
   private readonly _counter = { seq: 0 }
@@ -75,13 +98,13 @@ export class ToolRegistry extends Service {
   /** Registers a tool; returns its disposer. A duplicate name is an error. */
   register<S extends z.ZodType>(tool: ToolDefinition<S>): () => void {
     if (!tool || typeof tool.name !== 'string' || !TOOL_NAME.test(tool.name)) {
-      throw new Error(`invalid tool name ${JSON.stringify(tool?.name)}: expected 1-64 letters, digits, "_" or "-"`)
+      throw toolErrors.invalidTool(`invalid tool name ${JSON.stringify(tool?.name)}: expected 1-64 letters, digits, "_" or "-"`)
     }
-    if (typeof tool.execute !== 'function') throw new Error(`tool "${tool.name}" has no execute function`)
-    if (this._tools.has(tool.name)) throw new Error(`tool "${tool.name}" is already registered`)
+    if (typeof tool.execute !== 'function') throw toolErrors.invalidTool(`tool "${tool.name}" has no execute function`)
+    if (this._tools.has(tool.name)) throw toolErrors.duplicateTool(tool.name)
     const def = tool as unknown as ToolDefinition
     return this.ctx.effect(() => {
-      if (this._tools.has(def.name)) throw new Error(`tool "${def.name}" is already registered`)
+      if (this._tools.has(def.name)) throw toolErrors.duplicateTool(def.name)
       this._tools.set(def.name, def)
       return () => {
         if (this._tools.get(def.name) === def) this._tools.delete(def.name)
@@ -118,6 +141,11 @@ export class ToolRegistry extends Service {
     return this._addOrdered(this._middleware, middleware, options)
   }
 
+  /** Adds a `tools/post-execute` listener (replace / append / mark a finished result). */
+  onPostExecute(listener: PostExecuteListener, options: HookOptions = {}): () => void {
+    return this._addOrdered(this._post, listener, options)
+  }
+
   /** Adds an observer of finished calls. */
   onResult(observer: ResultObserver): () => void {
     return this.ctx.effect(() => {
@@ -149,47 +177,80 @@ export class ToolRegistry extends Service {
   private async _run(execution: ToolExecution): Promise<ToolResult> {
     const name = execution?.name
     const tool = typeof name === 'string' ? this._tools.get(name) : undefined
-    if (!tool) throw new Error(`unknown tool ${JSON.stringify(String(name))}`)
-    if (execution.signal?.aborted) throw new Error('the call was aborted before it started')
+    if (!tool) throw toolErrors.unknownTool(name)
+    if (execution.signal?.aborted) throw toolErrors.abortedBeforeStart()
 
-    // Stage 1: a frozen, lossless JSON snapshot.
-    const raw = snapshotArguments(execution.arguments)
-    // Stage 2: the schema.
-    const parsed = tool.parameters.safeParse(raw)
-    if (!parsed.success) throw new Error(`invalid arguments: ${formatIssues(parsed.error.issues, raw)}`)
-    const call: ToolCall = Object.freeze({
+    // Stages 1 and 2: a frozen, lossless JSON snapshot, then the schema.
+    const call = parseCall(tool, execution.arguments, {
       callId: String(execution.callId ?? ''),
       name: tool.name,
-      args: deepFreeze(parsed.data as Record<string, unknown>),
-      rawArguments: raw,
       agent: execution.agent,
       signal: execution.signal,
       onProgress: safeProgress(execution.onProgress),
     })
+    let result: ToolResult
+    try {
+      // Stage 3: permissions.
+      await this._authorize(call)
+      // Approval can take a person minutes: a call cancelled meanwhile must not run after all.
+      if (call.signal?.aborted) throw toolErrors.abortedBeforeStart()
+      // Stages 4 and 5: around-middleware, then the tool.
+      result = await this._dispatch(tool, call)
+    } catch (error) {
+      result = errorResult(error)
+    }
+    // Stage 6: post-execute listeners see every call that has a validated call object.
+    return this._postExecute(call, result)
+  }
 
-    // Stage 3: permissions.
-    await this._authorize(call)
-    // Approval can take a person minutes: a call cancelled meanwhile must not run after all.
-    if (call.signal?.aborted) throw new Error('the call was aborted before it started')
-
-    // Stages 4 and 5: around-middleware, then the tool.
+  private _dispatch(tool: ToolDefinition, first: ToolCall): Promise<ToolResult> {
     const chain = [...this._middleware]
-    const dispatch = async (index: number): Promise<ToolResult> => {
+    const dispatch = async (index: number, call: ToolCall): Promise<ToolResult> => {
       try {
         if (index === chain.length) return normalize(await tool.execute(call.args, call))
         let called = false
-        const next = () => {
+        const next = async (changes?: CallChanges) => {
           // Running the tool twice for one call would repeat its side effects.
-          if (called) return Promise.reject(new Error('a tools/execute middleware called next() more than once'))
+          if (called) throw toolErrors.contract('a tools/execute middleware called next() more than once')
           called = true
-          return dispatch(index + 1)
+          return dispatch(index + 1, await this._change(tool, call, changes))
         }
         return normalize(await chain[index].fn(call, next))
       } catch (error) {
         return errorResult(error)
       }
     }
-    return dispatch(0)
+    return dispatch(0, first)
+  }
+
+  /** The call a middleware hands on with `next(changes)`: checked as strictly as the original. */
+  private async _change(tool: ToolDefinition, call: ToolCall, changes: CallChanges | undefined): Promise<ToolCall> {
+    if (changes === undefined) return call
+    if (changes === null || typeof changes !== 'object') throw toolErrors.contract('a tools/execute middleware passed invalid changes to next(): expected an object')
+    const { signal, args } = changes
+    if (signal !== undefined && !(signal instanceof AbortSignal)) {
+      throw toolErrors.contract('a tools/execute middleware passed an invalid signal to next(): expected an AbortSignal')
+    }
+    let changed: ToolCall = Object.freeze({ ...call, signal: signal ?? call.signal })
+    if (args !== undefined) {
+      changed = parseCall(tool, args, changed)
+      // New arguments are a new request: the permission stage must see exactly what will run.
+      await this._authorize(changed)
+    }
+    return changed
+  }
+
+  private async _postExecute(call: ToolCall, result: ToolResult): Promise<ToolResult> {
+    for (const { fn } of [...this._post]) {
+      try {
+        const action = await fn(call, result)
+        if (action) result = applyPostAction(result, action)
+      } catch (error) {
+        // Fail closed: a listener that redacts or blocks and then fails must not let the original through.
+        result = errorResult(error)
+      }
+    }
+    return result
   }
 
   private async _authorize(call: ToolCall): Promise<void> {
@@ -202,12 +263,12 @@ export class ToolRegistry extends Service {
       }
     }
     if (!decision || decision.kind === 'allow') return
-    if (decision.kind === 'deny') throw new Error(decision.reason || `tool "${call.name}" was denied`)
-    if (decision.kind !== 'ask') throw new Error(`invalid pre-execute decision ${JSON.stringify((decision as { kind: unknown }).kind)}`)
+    if (decision.kind === 'deny') throw toolErrors.denied(decision.reason || `tool "${call.name}" was denied`)
+    if (decision.kind !== 'ask') throw toolErrors.contract(`invalid pre-execute decision ${JSON.stringify((decision as { kind: unknown }).kind)}`)
     const why = decision.reason ? `: ${decision.reason}` : ''
     const approval = this._own.get('approval') as ApprovalService | undefined
     if (!approval || typeof approval.request !== 'function') {
-      throw new Error(`denied: approval required but no approval service is available${why}`)
+      throw toolErrors.denied(`denied: approval required but no approval service is available${why}`)
     }
     let answer: ApprovalDecision
     try {
@@ -228,16 +289,16 @@ export class ToolRegistry extends Service {
       case 'allowed-once':
         return
       case 'rejected':
-        throw new Error(`rejected by the user${why}`)
+        throw toolErrors.rejected(why)
       case 'cancelled':
-        throw new Error(`approval was cancelled${why}`)
+        throw toolErrors.approvalCancelled(why)
       default:
-        throw new Error(`denied: approval unavailable${why}`)
+        throw toolErrors.denied(`denied: approval unavailable${why}`)
     }
   }
 
   private _addOrdered<T>(list: Ordered<T>[], fn: T, options: HookOptions): () => void {
-    if (typeof fn !== 'function') throw new Error('expected a function')
+    if (typeof fn !== 'function') throw toolErrors.contract('expected a function')
     const entry: Ordered<T> = { fn, order: options.order ?? 0, seq: this._counter.seq++ }
     return this.ctx.effect(() => {
       list.push(entry)
@@ -249,6 +310,41 @@ export class ToolRegistry extends Service {
   private _warn(message: string): void {
     console.error(`[dsh-tools] ${message}`)
   }
+}
+
+/** Snapshot (stage 1) and schema (stage 2) of `args`, as a frozen call built on `base`. */
+function parseCall(tool: ToolDefinition, args: unknown, base: Omit<ToolCall, 'args' | 'rawArguments'>): ToolCall {
+  const raw = snapshotArguments(args)
+  const parsed = tool.parameters.safeParse(raw)
+  if (!parsed.success) throw toolErrors.invalidArguments(formatIssues(parsed.error.issues, raw))
+  return Object.freeze({
+    callId: base.callId,
+    name: base.name,
+    args: deepFreeze(parsed.data as Record<string, unknown>),
+    rawArguments: raw,
+    agent: base.agent,
+    signal: base.signal,
+    onProgress: base.onProgress,
+  })
+}
+
+function applyPostAction(result: ToolResult, action: PostExecuteAction): ToolResult {
+  switch (action.kind) {
+    case 'replace':
+      return normalize(action.result)
+    case 'append':
+      if (typeof action.text !== 'string') throw toolErrors.contract('a tools/post-execute listener appended a non-string')
+      return { ...result, content: [...result.content, { type: 'text', text: action.text }] }
+    case 'mark':
+      if (!isPlainObject(action.meta)) throw toolErrors.contract('a tools/post-execute listener marked a result with a non-object')
+      return { ...result, meta: { ...result.meta, ...action.meta } }
+    default:
+      throw toolErrors.contract(`invalid post-execute action ${JSON.stringify(String((action as { kind: unknown }).kind))}`)
+  }
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value)
 }
 
 /** Wraps a caller's progress sink so that a failing front end never fails the tool. */
@@ -265,8 +361,10 @@ function safeProgress(sink: ToolExecution['onProgress']): ToolCall['onProgress']
 
 function normalize(result: ToolResult | string): ToolResult {
   if (typeof result === 'string') return textResult(result)
-  if (!result || !Array.isArray(result.content)) throw new Error('the tool returned an invalid result')
-  return { content: result.content, isError: result.isError === true }
+  if (!result || !Array.isArray(result.content)) throw toolErrors.contract('the tool returned an invalid result')
+  const normal: ToolResult = { content: result.content, isError: result.isError === true }
+  if (isPlainObject(result.meta)) normal.meta = result.meta
+  return normal
 }
 
 function remove<T>(list: T[], item: T): void {

@@ -1,3 +1,4 @@
+import { toolErrors } from './errors.js'
 /**
  * The first pipeline stage: tool arguments must survive a lossless JSON round trip, so that what
  * the pipeline checks is exactly what the tool runs with, and nothing can change under it later.
@@ -9,7 +10,7 @@
  */
 export function snapshotArguments(value: unknown): Readonly<Record<string, unknown>> {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new Error(`invalid arguments: expected a JSON object, got ${describe(value)}`)
+    throw toolErrors.invalidArguments(`expected a JSON object, got ${describe(value)}`)
   }
   return copy(value, 'arguments', new Set()) as Readonly<Record<string, unknown>>
 }
@@ -20,24 +21,24 @@ function copy(value: unknown, path: string, stack: Set<object>): unknown {
     case 'boolean':
       return value
     case 'number':
-      if (!Number.isFinite(value)) throw new Error(`invalid arguments: ${quote(path)} is not a finite number (${value})`)
+      if (!Number.isFinite(value)) throw toolErrors.invalidArguments(`${quote(path)} is not a finite number (${value})`)
       return value
     case 'object': {
       if (value === null) return null
-      if (stack.has(value)) throw new Error(`invalid arguments: ${quote(path)} is a circular reference`)
+      if (stack.has(value)) throw toolErrors.invalidArguments(`${quote(path)} is a circular reference`)
       stack.add(value)
       try {
         if (Array.isArray(value)) {
           const out: unknown[] = []
           for (let i = 0; i < value.length; i++) {
-            if (value[i] === undefined) throw new Error(`invalid arguments: ${quote(`${path}[${i}]`)} is undefined`)
+            if (value[i] === undefined) throw toolErrors.invalidArguments(`${quote(`${path}[${i}]`)} is undefined`)
             out.push(copy(value[i], `${path}[${i}]`, stack))
           }
           return Object.freeze(out)
         }
         const proto = Object.getPrototypeOf(value)
         if (proto !== Object.prototype && proto !== null) {
-          throw new Error(`invalid arguments: ${quote(path)} is not a plain JSON object (${proto?.constructor?.name ?? 'unknown'})`)
+          throw toolErrors.invalidArguments(`${quote(path)} is not a plain JSON object (${proto?.constructor?.name ?? 'unknown'})`)
         }
         const out: Record<string, unknown> = {}
         for (const key of Object.keys(value)) {
@@ -54,7 +55,7 @@ function copy(value: unknown, path: string, stack: Set<object>): unknown {
       }
     }
     default:
-      throw new Error(`invalid arguments: ${quote(path)} is not JSON (${typeof value})`)
+      throw toolErrors.invalidArguments(`${quote(path)} is not JSON (${typeof value})`)
   }
 }
 

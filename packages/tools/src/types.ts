@@ -17,6 +17,12 @@ export interface ToolResult {
    * permission denials). Never true merely because a command failed: the model decides about that.
    */
   isError: boolean
+  /**
+   * Machine-readable facts about the result for hosts and UIs (an error's `code`, marks added by
+   * `tools/post-execute` listeners). Plain JSON data. Never shown to the model: front ends that
+   * forward `content` do not forward `meta` as text.
+   */
+  meta?: Record<string, unknown>
 }
 
 /**
@@ -89,6 +95,16 @@ export type Presentation =
       cwd?: string
       /** The output to show under the command (result presentations only). */
       output?: string
+      /**
+       * The exit code read back from the result (results only): 0 for a clean exit, `null` when the
+       * command died from a signal. Absent on call presentations and while the command still runs
+       * (a yielded call). Never a guess: a result whose status cannot be read has no card of this kind.
+       */
+      exitCode?: number | null
+      /** The signal that killed the command (`SIGTERM`, …), or `null`; results only. */
+      signal?: string | null
+      /** True when the command's timeout fired, however it ended; results only. */
+      timedOut?: boolean
     }
   | {
       kind: 'generic'
@@ -134,8 +150,52 @@ export type PreExecuteListener = (
   call: ToolCall,
 ) => PreExecuteDecision | undefined | void | Promise<PreExecuteDecision | undefined | void>
 
-/** A `tools/execute` around-middleware. Call `next()` to run the rest; return another result to veto. */
-export type ExecuteMiddleware = (call: ToolCall, next: () => Promise<ToolResult>) => Promise<ToolResult>
+/**
+ * What a `tools/execute` middleware may change for the rest of the chain when it calls `next(changes)`.
+ * Fields left out stay as they were.
+ */
+export interface CallChanges {
+  /**
+   * Replaces the call's abort signal for the inner middleware and the tool (a deadline middleware
+   * passes `AbortSignal.any([call.signal, AbortSignal.timeout(ms)])`). Never merged with the old one
+   * by the pipeline: pass a combined signal if both must count.
+   */
+  signal?: AbortSignal
+  /**
+   * Replaces the arguments. They go through the snapshot, the schema and `tools/pre-execute` again,
+   * so a middleware can never run something the permission stage has not seen; a failure rejects
+   * `next()` with the stage's usual error.
+   */
+  args?: Record<string, unknown>
+}
+
+/**
+ * A `tools/execute` around-middleware. Call `next()` to run the rest (optionally with changes to the
+ * call); return another result to veto.
+ */
+export type ExecuteMiddleware = (call: ToolCall, next: (changes?: CallChanges) => Promise<ToolResult>) => Promise<ToolResult>
+
+/**
+ * What a `tools/post-execute` listener does with a finished result. `undefined` leaves it as it is.
+ * - `replace`: the result becomes this one (a string is a successful text result); to block a result,
+ *   replace it with an error result.
+ * - `append`: adds a text block after the result's blocks: context for the model. The original blocks
+ *   stay byte for byte.
+ * - `mark`: merges these keys into `result.meta` (never shown to the model).
+ */
+export type PostExecuteAction =
+  | { kind: 'replace'; result: ToolResult | string }
+  | { kind: 'append'; text: string }
+  | { kind: 'mark'; meta: Record<string, unknown> }
+
+/**
+ * A `tools/post-execute` listener: sees each call that passed the schema check, with its result so
+ * far (listeners run in `order`, each seeing what the earlier ones made of it).
+ */
+export type PostExecuteListener = (
+  call: ToolCall,
+  result: Readonly<ToolResult>,
+) => PostExecuteAction | undefined | void | Promise<PostExecuteAction | undefined | void>
 
 /** Sees every finished call (for logs and UIs). Throws are logged and ignored. */
 export type ResultObserver = (call: ToolExecution, result: ToolResult) => void

@@ -29,7 +29,7 @@ describe('stage 1: the lossless JSON snapshot', () => {
     ['a number', 42, 'Error: invalid arguments: expected a JSON object, got number'],
   ])('refuses %s', async (_label, args, expected) => {
     const { result, execute } = await run(args)
-    expect(result).toEqual({ content: [{ type: 'text', text: expected }], isError: true })
+    expect(result).toEqual({ content: [{ type: 'text', text: expected }], isError: true, meta: { code: 'DSH_INVALID_ARGUMENTS' } })
     expect(execute).not.toHaveBeenCalled()
   })
 
@@ -88,6 +88,7 @@ describe('stage 2: the schema', () => {
     expect(result).toEqual({
       content: [{ type: 'text', text: 'Error: invalid arguments: "command" must be a string' }],
       isError: true,
+      meta: { code: 'DSH_INVALID_ARGUMENTS' },
     })
     expect(execute).not.toHaveBeenCalled()
   })

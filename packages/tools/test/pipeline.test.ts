@@ -9,8 +9,9 @@ afterEach(() => {
   vi.restoreAllMocks()
 })
 
-function errorOf(message: string) {
-  return { content: [{ type: 'text', text: `Error: ${message}` }], isError: true }
+/** An error result; `code` is the stable code the pipeline attaches (none for foreign errors). */
+function errorOf(message: string, code?: string) {
+  return { content: [{ type: 'text', text: `Error: ${message}` }], isError: true, ...(code ? { meta: { code } } : {}) }
 }
 
 describe('stage order', () => {
@@ -103,7 +104,7 @@ describe('tools/pre-execute', () => {
     ctx.tools.register(echoTool('echo', execute))
     ctx.tools.onPreExecute(() => ({ kind: 'deny' }))
     expect(await ctx.tools.execute({ callId: 'c', name: 'echo', arguments: { command: 'ls' } })).toEqual(
-      errorOf('tool "echo" was denied'),
+      errorOf('tool "echo" was denied', 'DSH_DENIED'),
     )
     expect(execute).not.toHaveBeenCalled()
   })
@@ -114,7 +115,7 @@ describe('tools/pre-execute', () => {
     ctx.tools.register(echoTool('echo', execute))
     ctx.tools.onPreExecute(() => ({ kind: 'deny', reason: 'rm is not allowed here' }))
     expect(await ctx.tools.execute({ callId: 'c', name: 'echo', arguments: { command: 'rm x' } })).toEqual(
-      errorOf('rm is not allowed here'),
+      errorOf('rm is not allowed here', 'DSH_DENIED'),
     )
     expect(execute).not.toHaveBeenCalled()
   })
@@ -227,33 +228,33 @@ describe('ask and the approval service', () => {
       controller.abort()
       return 'allowed-once'
     }, 'slow person')
-    expect(await run(controller.signal)).toEqual(errorOf('the call was aborted before it started'))
+    expect(await run(controller.signal)).toEqual(errorOf('the call was aborted before it started', 'DSH_ABORTED_BEFORE_START'))
     expect(execute).not.toHaveBeenCalled()
   })
 
   it('rejected, with and without a reason', async () => {
     const withReason = setup(async () => 'rejected', 'writes files')
-    expect(await withReason.run()).toEqual(errorOf('rejected by the user: writes files'))
+    expect(await withReason.run()).toEqual(errorOf('rejected by the user: writes files', 'DSH_REJECTED'))
     expect(withReason.execute).not.toHaveBeenCalled()
     const withoutReason = setup(async () => 'rejected')
-    expect(await withoutReason.run()).toEqual(errorOf('rejected by the user'))
+    expect(await withoutReason.run()).toEqual(errorOf('rejected by the user', 'DSH_REJECTED'))
   })
 
   it('cancelled', async () => {
     const { execute, run } = setup(async () => 'cancelled', 'writes files')
-    expect(await run()).toEqual(errorOf('approval was cancelled: writes files'))
+    expect(await run()).toEqual(errorOf('approval was cancelled: writes files', 'DSH_APPROVAL_CANCELLED'))
     expect(execute).not.toHaveBeenCalled()
   })
 
   it('unavailable', async () => {
     const { execute, run } = setup(async () => 'unavailable', 'writes files')
-    expect(await run()).toEqual(errorOf('denied: approval unavailable: writes files'))
+    expect(await run()).toEqual(errorOf('denied: approval unavailable: writes files', 'DSH_DENIED'))
     expect(execute).not.toHaveBeenCalled()
   })
 
   it('an answer it does not know counts as unavailable', async () => {
     const { run } = setup(async () => 'yes' as never)
-    expect(await run()).toEqual(errorOf('denied: approval unavailable'))
+    expect(await run()).toEqual(errorOf('denied: approval unavailable', 'DSH_DENIED'))
   })
 
   it('a throwing approval service counts as unavailable and is logged', async () => {
@@ -261,7 +262,7 @@ describe('ask and the approval service', () => {
     const { execute, run } = setup(async () => {
       throw new Error('terminal went away')
     }, 'writes files')
-    expect(await run()).toEqual(errorOf('denied: approval unavailable: writes files'))
+    expect(await run()).toEqual(errorOf('denied: approval unavailable: writes files', 'DSH_DENIED'))
     expect(execute).not.toHaveBeenCalled()
     expect(errors).toHaveBeenCalledWith('[dsh-tools] approval service failed: terminal went away')
   })
@@ -269,11 +270,11 @@ describe('ask and the approval service', () => {
   it('no approval service: denied with a reason saying so', async () => {
     const withReason = setup(undefined, 'writes files')
     expect(await withReason.run()).toEqual(
-      errorOf('denied: approval required but no approval service is available: writes files'),
+      errorOf('denied: approval required but no approval service is available: writes files', 'DSH_DENIED'),
     )
     expect(withReason.execute).not.toHaveBeenCalled()
     const withoutReason = setup(undefined)
-    expect(await withoutReason.run()).toEqual(errorOf('denied: approval required but no approval service is available'))
+    expect(await withoutReason.run()).toEqual(errorOf('denied: approval required but no approval service is available', 'DSH_DENIED'))
   })
 
   it('an approval service provided by a plugin stops answering when it unloads', async () => {
@@ -369,7 +370,7 @@ describe('the tool', () => {
     })
     expect((await ctx.tools.execute({ callId: 'c', name: 'loose', arguments: args })).isError).toBe(false)
     expect(await ctx.tools.execute({ callId: 'c', name: 'bad', arguments: args })).toEqual(
-      errorOf('the tool returned an invalid result'),
+      errorOf('the tool returned an invalid result', 'DSH_PIPELINE_CONTRACT'),
     )
   })
 
@@ -381,7 +382,7 @@ describe('the tool', () => {
     controller.abort()
     expect(
       await ctx.tools.execute({ callId: 'c', name: 'echo', arguments: { command: 'ls' }, signal: controller.signal }),
-    ).toEqual(errorOf('the call was aborted before it started'))
+    ).toEqual(errorOf('the call was aborted before it started', 'DSH_ABORTED_BEFORE_START'))
     expect(execute).not.toHaveBeenCalled()
   })
 })
@@ -401,9 +402,9 @@ describe('observers', () => {
       isError: false,
     })
     expect(await ctx.tools.execute({ callId: 'bad', name: 'echo', arguments: {} })).toEqual(
-      errorOf('invalid arguments: missing required property "command"'),
+      errorOf('invalid arguments: missing required property "command"', 'DSH_INVALID_ARGUMENTS'),
     )
-    expect(await ctx.tools.execute({ callId: 'gone', name: 'nope', arguments: {} })).toEqual(errorOf('unknown tool "nope"'))
+    expect(await ctx.tools.execute({ callId: 'gone', name: 'nope', arguments: {} })).toEqual(errorOf('unknown tool "nope"', 'DSH_UNKNOWN_TOOL'))
     expect(seen).toEqual([
       'ok:ran ls',
       'bad:Error: invalid arguments: missing required property "command"',
@@ -423,7 +424,11 @@ describe('middleware guards', () => {
       return next()
     })
     const result = await ctx.tools.execute({ callId: 'c', name: 'echo', arguments: { command: 'ls' } })
-    expect(result).toEqual({ content: [{ type: 'text', text: 'Error: a tools/execute middleware called next() more than once' }], isError: true })
+    expect(result).toEqual({
+      content: [{ type: 'text', text: 'Error: a tools/execute middleware called next() more than once' }],
+      isError: true,
+      meta: { code: 'DSH_PIPELINE_CONTRACT' },
+    })
     expect(execute).toHaveBeenCalledTimes(1)
   })
 

@@ -20,7 +20,7 @@ describe('tool registration', () => {
     expect(ctx.tools.get('echo')).toBeUndefined()
     expect(ctx.tools.schemas()).toEqual([])
     const result = await ctx.tools.execute({ callId: 'c2', name: 'echo', arguments: { command: 'ls' } })
-    expect(result).toEqual({ content: [{ type: 'text', text: 'Error: unknown tool "echo"' }], isError: true })
+    expect(result).toEqual({ content: [{ type: 'text', text: 'Error: unknown tool "echo"' }], isError: true, meta: { code: 'DSH_UNKNOWN_TOOL' } })
   })
 
   it('returns a disposer that unregisters the tool', () => {
@@ -111,7 +111,7 @@ describe('unknown tools', () => {
   it('gives Error: unknown tool "<name>"', async () => {
     const ctx = createContext()
     const result = await ctx.tools.execute({ callId: 'c', name: 'nope', arguments: {} })
-    expect(result).toEqual({ content: [{ type: 'text', text: 'Error: unknown tool "nope"' }], isError: true })
+    expect(result).toEqual({ content: [{ type: 'text', text: 'Error: unknown tool "nope"' }], isError: true, meta: { code: 'DSH_UNKNOWN_TOOL' } })
     expect(text(await ctx.tools.execute({ callId: 'c', name: 42 as never, arguments: {} }))).toBe(
       'Error: unknown tool "42"',
     )

@@ -1,0 +1,188 @@
+/**
+ * 6. Load (issue 16): one `dsh-bash mcp --http` server, many concurrent sessions (SDK clients over
+ * Streamable HTTP), each doing rounds of a foreground `true`, a foreground `seq 1 2000` and a
+ * background task polled to completion. Reported: calls per second, p50/p99 call latency, the
+ * server's event-loop delay p99 and RSS (measured inside the server process by a preloaded probe,
+ * no change to its code), errors, lost or repeated lines; and in the same run the spawn-bound limit
+ * of this machine (a minimal Node process starting the same commands at the same concurrency, no MCP).
+ */
+import { spawn } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import { BACKGROUND_LINES, LOAD_COMMANDS } from './lib/load-commands.mjs'
+import { CLI_MAIN } from './lib/mcp.mjs'
+import { quantile, round } from './lib/stats.mjs'
+
+const PROBE = fileURLToPath(new URL('./lib/eld-probe.mjs', import.meta.url))
+const SPAWN_BOUND = fileURLToPath(new URL('./lib/spawn-bound.mjs', import.meta.url))
+
+/** Starts the real CLI server over HTTP with the probe preloaded; resolves with its URL and token. */
+async function startServer(workspace, probeFile) {
+  const token = 'load-bench-token'
+  const child = spawn(process.execPath, ['--import', PROBE, CLI_MAIN, 'mcp', '--http', '127.0.0.1:0', '--workdir', workspace], {
+    env: { ...process.env, DSH_BASH_TOKEN: token, DSH_BENCH_PROBE_FILE: probeFile },
+    stdio: ['pipe', 'ignore', 'pipe'],
+  })
+  let stderr = ''
+  const url = await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`the server did not start in 30 s:\n${stderr}`)), 30_000)
+    child.stderr.on('data', (chunk) => {
+      stderr += chunk
+      const match = /listening on (\S+)/.exec(stderr)
+      if (match) {
+        clearTimeout(timer)
+        resolve(match[1])
+      }
+    })
+    child.on('exit', (code) => reject(new Error(`the server exited (${code}):\n${stderr}`)))
+  })
+  return { child, url, token }
+}
+
+/** Asks the probe for the numbers of the phase that just ended (and resets it). */
+async function probe(child, file) {
+  rmSync(file, { force: true })
+  child.kill('SIGUSR2')
+  for (let i = 0; i < 200; i++) {
+    try {
+      return JSON.parse(readFileSync(file, 'utf8'))
+    } catch {
+      await new Promise((resolve) => setTimeout(resolve, 10))
+    }
+  }
+  throw new Error('the event-loop probe did not answer')
+}
+
+const textOf = (result) => (result.content ?? []).map((c) => c.text ?? '').join('\n')
+
+/** Checks that `text` holds exactly the numbers from..to, one per line, each once, in order. */
+function countLines(text, from, to, tally) {
+  const numbers = text.split('\n').filter((line) => /^\d+$/.test(line)).map(Number)
+  let expected = from
+  for (const n of numbers) {
+    if (n === expected) expected++
+    else if (n < expected) tally.repeated++
+    else {
+      tally.lost += n - expected
+      expected = n + 1
+    }
+  }
+  return expected
+}
+
+async function session(url, token, rounds, record) {
+  const client = new Client({ name: 'dsh-load', version: '0.0.0' })
+  await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }))
+  const call = async (kind, name, args) => {
+    const started = performance.now()
+    try {
+      const result = await client.callTool({ name, arguments: args }, undefined, { timeout: 300_000 })
+      record.latency[kind].push(performance.now() - started)
+      record.calls++
+      if (result.isError) record.errors.push(`${name}: ${textOf(result).slice(0, 200)}`)
+      return textOf(result)
+    } catch (error) {
+      record.errors.push(`${name}: ${error.message}`)
+      return ''
+    }
+  }
+  try {
+    for (let round = 0; round < rounds; round++) {
+      const fast = await call('true', 'bash', { command: LOAD_COMMANDS.fast, description: 'do nothing' })
+      if (!fast.startsWith('(no output)')) record.errors.push(`true: ${JSON.stringify(fast.slice(0, 100))}`)
+      const lines = await call('seq', 'bash', { command: LOAD_COMMANDS.lines, description: 'print numbered lines' })
+      const next = countLines(lines, 1, 2000, record)
+      if (next <= 2000) record.lost += 2001 - next
+      const started = await call('start', 'bash', { command: LOAD_COMMANDS.background, description: 'print lines in background', run_in_background: true })
+      const id = /started background task (\S+)/.exec(started)?.[1]
+      if (!id) {
+        record.errors.push(`start: ${started.slice(0, 100)}`)
+        continue
+      }
+      let expected = 1
+      for (let poll = 0; poll < 10_000; poll++) {
+        const text = await call('poll', 'bash_output', { task_id: id })
+        expected = countLines(text, expected, BACKGROUND_LINES, record)
+        if (/\[status: completed, exit code: 0\]/.test(text)) break
+        if (/\[status: (killed|completed)/.test(text)) {
+          record.errors.push(`task ${id}: ${text.slice(-100)}`)
+          break
+        }
+        await new Promise((resolve) => setTimeout(resolve, 20))
+      }
+      if (expected <= BACKGROUND_LINES) record.lost += BACKGROUND_LINES + 1 - expected
+    }
+  } finally {
+    await client.close().catch(() => {})
+  }
+}
+
+function spawnBound(sessions, rounds) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [SPAWN_BOUND, String(sessions), String(rounds)], { stdio: ['ignore', 'pipe', 'inherit'] })
+    let out = ''
+    child.stdout.on('data', (chunk) => (out += chunk))
+    child.on('exit', (code) => (code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`spawn-bound baseline exited ${code}`))))
+  })
+}
+
+export async function run({ quick = false, log = () => {} } = {}) {
+  const sessions = quick ? 10 : 50
+  const rounds = quick ? 5 : 20
+  const workspace = mkdtempSync(join(tmpdir(), 'dsh-bench-load-'))
+  const probeFile = join(workspace, '..', `dsh-bench-probe-${process.pid}.json`)
+  const server = await startServer(workspace, probeFile)
+  try {
+    log(`load: ${sessions} sessions × ${rounds} rounds against ${server.url}`)
+    // The first probe closes the start-up phase (module loading blocks the loop), measured apart.
+    const startup = await probe(server.child, probeFile)
+    const record = { calls: 0, errors: [], lost: 0, repeated: 0, latency: { true: [], seq: [], start: [], poll: [] } }
+    const started = performance.now()
+    await Promise.all(Array.from({ length: sessions }, () => session(server.url, server.token, rounds, record)))
+    const seconds = (performance.now() - started) / 1000
+    const loaded = await probe(server.child, probeFile)
+    log(`load: ${record.calls} calls in ${seconds.toFixed(1)} s; spawn-bound baseline next`)
+    const bound = await spawnBound(sessions, rounds)
+    const all = Object.values(record.latency).flat()
+    const foreground = [...record.latency.true, ...record.latency.seq]
+    return {
+      sessions,
+      rounds,
+      calls: record.calls,
+      seconds: round(seconds, 2),
+      callsPerSecond: round(record.calls / seconds, 1),
+      roundsPerSecond: round((sessions * rounds) / seconds, 2),
+      spawnBoundRoundsPerSecond: round(bound.roundsPerSecond, 2),
+      throughputVsSpawnBound: round((sessions * rounds) / seconds / bound.roundsPerSecond, 3),
+      latencyMs: {
+        all: { p50: round(quantile(all, 0.5)), p99: round(quantile(all, 0.99)) },
+        foreground: { p50: round(quantile(foreground, 0.5)), p99: round(quantile(foreground, 0.99)) },
+        true: { p50: round(quantile(record.latency.true, 0.5)), p99: round(quantile(record.latency.true, 0.99)) },
+      },
+      serverEventLoopDelayMs: { p50: round(loaded.p50), p99: round(loaded.p99), max: round(loaded.max), startupPhaseP99: round(startup.p99) },
+      serverRssMiB: { atEnd: round(loaded.rss / 2 ** 20, 1), peak: round(loaded.peakRss / 2 ** 20, 1) },
+      errors: record.errors.length,
+      firstErrors: record.errors.slice(0, 5),
+      lost: record.lost,
+      repeated: record.repeated,
+    }
+  } finally {
+    server.child.stdin.end()
+    await new Promise((resolve) => {
+      const timer = setTimeout(() => (server.child.kill('SIGKILL'), resolve()), 15_000)
+      server.child.on('exit', () => (clearTimeout(timer), resolve()))
+    })
+    rmSync(workspace, { recursive: true, force: true })
+    rmSync(probeFile, { force: true })
+  }
+}
+
+// `node bench/load.mjs [--quick]` runs it alone.
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const result = await run({ quick: process.argv.includes('--quick'), log: (line) => console.error(`[bench] ${line}`) })
+  console.log(JSON.stringify(result, null, 2))
+}
