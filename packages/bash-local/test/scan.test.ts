@@ -50,7 +50,7 @@ describe('scanning /proc for a tree (scan.ts)', () => {
       let unsureSightings = 0
       let rounds = 0
       // The four processes are the CPU load. Until the race has shown itself (about one
-      // one-read scan in twenty misses one of them on the 2-core VM), for at most 20 s.
+      // one-read scan in twenty misses one of them on the 2-core VM), for at most 25 s.
       const until = performance.now() + 25_000
       for (; (rounds < 20 || naiveMisses < 1) && performance.now() < until; rounds++) {
         const naive = naiveScan(value)
