@@ -12,6 +12,10 @@ export interface ProcStat {
   flags: number
 }
 
+/** PF_EXITING and PF_KTHREAD from include/linux/sched.h (the `flags` field of /proc/<pid>/stat). */
+export const PF_EXITING = 0x4
+export const PF_KTHREAD = 0x200000
+
 /** True when /proc is there to be read (Linux). */
 export function hasProc(): boolean {
   try {
@@ -91,7 +95,7 @@ function cmdlineScan(text: string): { found: Set<number>; unsure: number } {
     } else if (cmdline === '') {
       // Zombies, kernel threads and exiting processes have no arguments; anything else is in execve.
       const stat = readStat(pid)
-      if (stat && stat.state !== 'Z' && stat.state !== 'X' && !(stat.flags & 0x200004)) unsure++
+      if (stat && stat.state !== 'Z' && stat.state !== 'X' && !(stat.flags & (PF_EXITING | PF_KTHREAD))) unsure++
     }
   }
   return { found, unsure }

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs'
-import { allPids, parseStat, type ProcStat } from './proc.js'
+import { allPids, parseStat, PF_EXITING, PF_KTHREAD, type ProcStat } from './proc.js'
 
 /**
  * One exact-as-possible look at /proc for the processes of one command tree.
@@ -32,10 +32,6 @@ export type Sighting =
   | { kind: 'unsure'; stat: ProcStat }
   /** Alive and readable. `environ` may be empty (a process that cleared its environment). */
   | { kind: 'live'; stat: ProcStat; environ: Buffer }
-
-/** PF_EXITING and PF_KTHREAD from include/linux/sched.h (the `flags` field of /proc/<pid>/stat). */
-const PF_EXITING = 0x4
-const PF_KTHREAD = 0x200000
 
 /**
  * Classifies one /proc entry (see `Sighting`). Without `withEnviron` only the stat is read (enough
