@@ -1,3 +1,4 @@
+import { appendFileSync } from 'node:fs'
 import { afterAll, describe, expect, it } from 'vitest'
 import { cgroupAvailable, createLocal, scratchDir } from './helpers.js'
 import { busyLoops, describe as describePids, type Escape, killSurvivors, stressTree, survivors } from './stress.js'
@@ -10,6 +11,10 @@ import { busyLoops, describe as describePids, type Escape, killSurvivors, stress
  * (a soak: e.g. 200 for the acceptance run of issue 19; `-t 'stress: marker'` picks one strategy).
  */
 const KILLS = Number(process.env.DSH_BASH_STRESS_KILLS ?? 3)
+/** `DSH_BASH_STRESS_LOG=<file>`: one line per kill appended there, to follow a soak while it runs. */
+const progress = (line: string) => {
+  if (process.env.DSH_BASH_STRESS_LOG) appendFileSync(process.env.DSH_BASH_STRESS_LOG, `${new Date().toISOString()} ${line}\n`)
+}
 /** Commands whose shell exits while its escapees are inside execve (below); `DSH_BASH_STRESS_EXITS=<n>` for a soak. */
 const EXITS = Number(process.env.DSH_BASH_STRESS_EXITS ?? 24)
 const dir = scratchDir()
@@ -61,6 +66,7 @@ for (const { containment, escape } of strategies) {
           await sleep(100)
           left = await survivors(tag)
         }
+        progress(`${containment} round ${round + 1}/${KILLS} (${way}): ${left.length} survivor(s)`)
         if (left.length > 0) {
           total += left.length
           report.push(`round ${round} (${way}): ${left.length} survivor(s)\n${describePids(left.slice(0, 10))}`)
