@@ -67,9 +67,11 @@ describe('scanning /proc for a tree (scan.ts)', () => {
           `single passes saw ${unsureSightings} processes inside execve, settled scans missed ${settledMisses}; ` +
           `the marker tracker missed ${trackerMisses} and called the tree empty ${trackerEmpty} times`,
       )
-      // The race is real here (this is the evidence for issue 19)…
-      expect(naiveMisses).toBeGreaterThan(0)
-      // …and the settled scan closes it.
+      // The race is real here (this is the evidence for issue 19): at most one round in about 20
+      // shows it, so it is asserted only when enough rounds ran (on a machine so loaded that a scan
+      // takes a second, 25 s are only a few rounds: then the count is printed, not judged)…
+      if (rounds >= 100) expect(naiveMisses).toBeGreaterThan(0)
+      // …and the settled scan closes it, whatever the load.
       expect(settledMisses).toBe(0)
       expect(trackerMisses).toBe(0)
       expect(trackerEmpty).toBe(0)
