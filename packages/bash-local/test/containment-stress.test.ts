@@ -19,7 +19,7 @@ const progress = (line: string) => {
   if (process.env.DSH_BASH_STRESS_LOG) appendFileSync(process.env.DSH_BASH_STRESS_LOG, `${new Date().toISOString()} ${line}\n`)
 }
 /** Commands whose shell exits while its escapees are inside execve (below); `DSH_BASH_STRESS_EXITS=<n>` for a soak. */
-const EXITS = Number(process.env.DSH_BASH_STRESS_EXITS ?? 24)
+const EXITS = Number(process.env.DSH_BASH_STRESS_EXITS ?? 10)
 const dir = scratchDir()
 const load = busyLoops(2)
 afterAll(() => {
