@@ -113,11 +113,16 @@ export class CgroupTracker implements ProcessTracker {
       .map(Number)
   }
 
+  async livePids(): Promise<number[]> {
+    // Membership is the kernel's own bookkeeping: exact at every moment, nothing to settle.
+    return this.pids()
+  }
+
   signalAll(signal: NodeJS.Signals): void {
     signalEach(this.pids(), signal)
   }
 
-  killAll(): void {
+  async killAll(): Promise<void> {
     try {
       // The kernel kills every member, including ones forked while this runs.
       writeFileSync(join(this.dir, 'cgroup.kill'), '1')

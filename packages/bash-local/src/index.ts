@@ -1,5 +1,5 @@
 export { LocalExecutor, MAX_ARGUMENT_BYTES, type CommandLine } from './executor.js'
 export { localConfigSchema, parseLocalConfig, findExecutable, type LocalExecutorConfig, type LocalExecutorConfigInput } from './config.js'
 export type { ContainmentKind, ProcessTracker } from './tracker.js'
-export { pidsWithCmdline, readStat, isLive } from './proc.js'
+export { pidsWithCmdline, settledPidsWithCmdline, readStat, isLive } from './proc.js'
 export { CleanedUpCommand, runCleanup, type LaunchTransform, type TransformInput, type TransformResult, type TransformedLaunch, type TransformRefusal } from './transform.js'

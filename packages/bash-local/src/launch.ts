@@ -132,7 +132,7 @@ class LocalCommand implements LaunchedCommand {
 
   async countLeftovers(): Promise<number> {
     const main = this.child.pid
-    return this.plan.tracker.pids().filter((pid) => pid !== main || this.mainAlive).length
+    return (await this.plan.tracker.livePids()).filter((pid) => pid !== main || this.mainAlive).length
   }
 
   terminate(graceMs: number): Promise<void> {
@@ -150,8 +150,8 @@ class LocalCommand implements LaunchedCommand {
       if (this.mainAlive) this.child.kill('SIGTERM')
     }
     if (await this.waitEmpty(graceMs)) return
-    tracker.killAll()
     if (this.mainAlive) this.child.kill('SIGKILL')
+    await tracker.killAll()
     await this.waitEmpty(AFTER_KILL_MS)
   }
 

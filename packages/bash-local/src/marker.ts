@@ -1,46 +1,57 @@
 import { MARKER_VARIABLE } from '@deepseek-ai/dsh-bash-kit'
-import { pidsInGroup, pidsWithEnv, signalEach } from './proc.js'
+import { CONFIRM_SCANS, freezeAndKill } from './exact-kill.js'
+import { signalEach } from './proc.js'
+import { TreeScanner } from './scan.js'
 import type { ProcessTracker } from './tracker.js'
 
 /**
  * The environment-marker fallback: descendants inherit `DSH_BASH_TASK=<unique>`, so escapees that
  * left the process group are still found through /proc/<pid>/environ. The process group is added
- * for processes that replaced their environment but stayed in the group.
+ * for processes that replaced their environment but stayed in the group, and children of found
+ * processes (by parent pid) for those that did both while their parent lives. Scans are settled
+ * (scan.ts: a process inside execve is looked at again) and the kill freezes the tree first
+ * (exact-kill.ts).
  */
 export class MarkerTracker implements ProcessTracker {
   readonly kind = 'marker' as const
   readonly env: Readonly<Record<string, string>>
-  private pgid = 0
+  private readonly match: { env: { name: string; value: string }; pgid?: number }
+  private readonly scanner: TreeScanner
+  /** Consecutive `isEmpty` scans that found nothing. */
+  private emptyScans = 0
 
   constructor(private readonly marker: string) {
     this.env = { [MARKER_VARIABLE]: marker }
+    this.match = { env: { name: MARKER_VARIABLE, value: marker } }
+    this.scanner = new TreeScanner(this.match)
   }
 
   attach(pid: number): void {
-    this.pgid = pid
+    this.match.pgid = pid
   }
 
   pids(): number[] {
-    const found = new Set(pidsWithEnv(MARKER_VARIABLE, this.marker))
-    if (this.pgid) for (const pid of pidsInGroup(this.pgid)) found.add(pid)
-    return [...found]
+    return [...this.scanner.once().found]
+  }
+
+  async livePids(): Promise<number[]> {
+    return [...(await this.scanner.settled()).found]
   }
 
   signalAll(signal: NodeJS.Signals): void {
     signalEach(this.pids(), signal)
   }
 
-  killAll(): void {
-    // Repeat: a process may fork between the scan and the signal.
-    for (let round = 0; round < 3; round++) {
-      const pids = this.pids()
-      if (pids.length === 0) return
-      signalEach(pids, 'SIGKILL')
-    }
+  async killAll(): Promise<void> {
+    await freezeAndKill({ scan: () => this.scanner.settled(), pgid: this.match.pgid ?? 0 })
   }
 
   isEmpty(): boolean {
-    return this.pids().length === 0
+    const scan = this.scanner.once()
+    // A process inside execve may be ours: not empty until a later look proves it.
+    if (scan.found.size > 0 || scan.unsure.size > 0) this.emptyScans = 0
+    else this.emptyScans++
+    return this.emptyScans >= CONFIRM_SCANS
   }
 
   release(): void {}

@@ -1,48 +1,81 @@
-import { hasProc, pidsInGroup, signalPid } from './proc.js'
+import { CONFIRM_SCANS, freezeAndKill } from './exact-kill.js'
+import { hasProc, signalPid } from './proc.js'
+import { TreeScanner } from './scan.js'
 import type { ProcessTracker } from './tracker.js'
 
 /** Whether /proc can be read: a fact of the machine, asked at the first command rather than at each. */
 let procMounted: boolean | undefined
 
-/** The process group fallback: the command runs in a new session whose group id is its pid. */
+/**
+ * The process group fallback: the command runs in a new session whose group id is its pid. With
+ * /proc, children of found processes (by parent pid) are found too, so an escapee is followed
+ * while its parent lives; after that it is lost (README).
+ */
 export class ProcessGroupTracker implements ProcessTracker {
   readonly kind = 'pgroup' as const
   readonly env = {}
   private pgid = 0
+  private scanner?: TreeScanner
   private readonly proc = (procMounted ??= hasProc())
+  /** Consecutive `isEmpty` looks that found nothing. */
+  private emptyScans = 0
 
   attach(pid: number): void {
     this.pgid = pid
+    this.scanner = new TreeScanner({ pgid: pid })
   }
 
   pids(): number[] {
-    if (!this.pgid) return []
-    if (this.proc) return pidsInGroup(this.pgid)
-    // Without /proc a zombie member still answers: the best we can do is ask the group.
+    if (!this.scanner) return []
+    if (this.proc) return [...this.scanner.once().found]
+    return this.groupAnswers() ? [this.pgid] : []
+  }
+
+  async livePids(): Promise<number[]> {
+    if (this.scanner && this.proc) return [...(await this.scanner.settled()).found]
+    return this.pids()
+  }
+
+  /** Without /proc a zombie member still answers: the best we can do is ask the group. */
+  private groupAnswers(): boolean {
     try {
       process.kill(-this.pgid, 0)
-      return [this.pgid]
+      return true
     } catch {
-      return []
+      return false
     }
   }
 
   signalAll(signal: NodeJS.Signals): void {
     if (!this.pgid) return
+    const members = this.pids()
     try {
       process.kill(-this.pgid, signal)
     } catch {
       // ESRCH: the group is empty.
     }
-    if (signal === 'SIGTERM') for (const pid of this.pids()) signalPid(pid, 'SIGCONT')
+    for (const pid of members) {
+      // Children that left the group (found through their parent) get it one by one.
+      signalPid(pid, signal)
+      if (signal === 'SIGTERM') signalPid(pid, 'SIGCONT')
+    }
   }
 
-  killAll(): void {
-    this.signalAll('SIGKILL')
+  async killAll(): Promise<void> {
+    if (!this.scanner) return
+    if (!this.proc) {
+      // The group signal is atomic for its members (a fork under way restarts or its child gets it too).
+      this.signalAll('SIGKILL')
+      return
+    }
+    const scanner = this.scanner
+    await freezeAndKill({ scan: () => scanner.settled(), pgid: this.pgid })
   }
 
   isEmpty(): boolean {
-    return this.pids().length === 0
+    if (this.pids().length > 0) this.emptyScans = 0
+    else this.emptyScans++
+    return this.emptyScans >= CONFIRM_SCANS
   }
 
   release(): void {}

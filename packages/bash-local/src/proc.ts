@@ -8,7 +8,13 @@ export interface ProcStat {
   sid: number
   /** One letter: R, S, D, Z, T, … */
   state: string
+  /** The kernel's PF_* flags (PF_EXITING 0x4, PF_KTHREAD 0x200000). */
+  flags: number
 }
+
+/** PF_EXITING and PF_KTHREAD from include/linux/sched.h (the `flags` field of /proc/<pid>/stat). */
+export const PF_EXITING = 0x4
+export const PF_KTHREAD = 0x200000
 
 /** True when /proc is there to be read (Linux). */
 export function hasProc(): boolean {
@@ -28,10 +34,15 @@ export function readStat(pid: number): ProcStat | undefined {
   } catch {
     return undefined
   }
+  return parseStat(pid, text)
+}
+
+/** Parses the text of /proc/<pid>/stat. */
+export function parseStat(pid: number, text: string): ProcStat {
   // The command name (field 2) is in parentheses and may itself contain spaces or parentheses.
   const close = text.lastIndexOf(')')
   const rest = text.slice(close + 2).split(' ')
-  return { pid, state: rest[0], ppid: Number(rest[1]), pgid: Number(rest[2]), sid: Number(rest[3]) }
+  return { pid, state: rest[0], ppid: Number(rest[1]), pgid: Number(rest[2]), sid: Number(rest[3]), flags: Number(rest[6]) }
 }
 
 /** True when the process exists and is not a zombie. */
@@ -50,26 +61,27 @@ export function allPids(): number[] {
   return pids
 }
 
-/** Live processes whose environment contains `NAME=value` exactly. */
-export function pidsWithEnv(name: string, value: string): number[] {
-  const needle = Buffer.from(`\0${name}=${value}\0`)
-  const found: number[] = []
-  for (const pid of allPids()) {
-    let env: Buffer
-    try {
-      env = readFileSync(`/proc/${pid}/environ`)
-    } catch {
-      continue
-    }
-    // Prefix a NUL so the first variable matches like the others.
-    if (Buffer.concat([Buffer.from([0]), env, Buffer.from([0])]).includes(needle) && isLive(pid)) found.push(pid)
-  }
-  return found
+/** Live processes whose command line contains `text` (used by tests to count survivors); one pass, see `settledPidsWithCmdline`. */
+export function pidsWithCmdline(text: string): number[] {
+  return [...cmdlineScan(text).found]
 }
 
-/** Live processes whose command line contains `text` (used by tests to count survivors). */
-export function pidsWithCmdline(text: string): number[] {
-  const found: number[] = []
+/**
+ * Live processes whose command line contains `text`, looked for until no process is caught inside
+ * `execve` (whose arguments read empty for a moment, see scan.ts), for at most `limitMs`.
+ */
+export async function settledPidsWithCmdline(text: string, limitMs = 2_000): Promise<number[]> {
+  const deadline = performance.now() + limitMs
+  for (;;) {
+    const scan = cmdlineScan(text)
+    if (scan.unsure === 0 || performance.now() >= deadline) return [...scan.found]
+    await new Promise((resolve) => setTimeout(resolve, 1))
+  }
+}
+
+function cmdlineScan(text: string): { found: Set<number>; unsure: number } {
+  const found = new Set<number>()
+  let unsure = 0
   for (const pid of allPids()) {
     if (pid === process.pid) continue
     let cmdline: string
@@ -78,19 +90,15 @@ export function pidsWithCmdline(text: string): number[] {
     } catch {
       continue
     }
-    if (cmdline.includes(text) && isLive(pid)) found.push(pid)
+    if (cmdline.includes(text)) {
+      if (isLive(pid)) found.add(pid)
+    } else if (cmdline === '') {
+      // Zombies, kernel threads and exiting processes have no arguments; anything else is in execve.
+      const stat = readStat(pid)
+      if (stat && stat.state !== 'Z' && stat.state !== 'X' && !(stat.flags & (PF_EXITING | PF_KTHREAD))) unsure++
+    }
   }
-  return found
-}
-
-/** Live members of a process group. */
-export function pidsInGroup(pgid: number): number[] {
-  const found: number[] = []
-  for (const pid of allPids()) {
-    const stat = readStat(pid)
-    if (stat && stat.pgid === pgid && stat.state !== 'Z' && stat.state !== 'X') found.push(pid)
-  }
-  return found
+  return { found, unsure }
 }
 
 /**

@@ -15,13 +15,21 @@ export interface ProcessTracker {
   readonly env: Readonly<Record<string, string>>
   /** Called once the main process exists. */
   attach(pid: number): void
-  /** Live processes of the command, zombies excluded. */
+  /**
+   * Live processes of the command, zombies excluded, from one look: quick, but with /proc scans a
+   * process caught inside execve is not in it (see scan.ts). For signalling, not for proofs.
+   */
   pids(): number[]
-  /** Sends a signal to every live process of the command. */
+  /** Live processes of the command, zombies excluded, looked for until no process of the machine is caught inside execve. */
+  livePids(): Promise<number[]>
+  /** Sends a signal to every live process of the command (one look). */
   signalAll(signal: NodeJS.Signals): void
-  /** SIGKILLs everything, as atomically as the strategy allows. */
-  killAll(): void
-  /** True when no live process is left. */
+  /** SIGKILLs everything and resolves once nothing is left, or when the strategy can do no more (exact-kill.ts). */
+  killAll(): Promise<void>
+  /**
+   * True when no live process is left. With /proc scans it answers true only after
+   * `CONFIRM_SCANS` consecutive looks found nothing and nothing unsure: call it repeatedly (polling).
+   */
   isEmpty(): boolean
   /** Frees the tracker's resources (the cgroup directory). */
   release(): void

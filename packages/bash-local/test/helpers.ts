@@ -4,11 +4,14 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { Context } from 'cordis'
 import { loadExecutorPlugin, type ConformanceConfig, type ConformanceInstance, type ServerProcessOptions } from '@deepseek-ai/dsh-bash/conformance'
-import { LocalExecutor, type LocalExecutorConfigInput, pidsWithCmdline } from '../src/index.js'
+import { LocalExecutor, type LocalExecutorConfigInput, settledPidsWithCmdline } from '../src/index.js'
 
-/** Live processes (zombies excluded) whose command line contains `marker`. */
+/**
+ * Live processes (zombies excluded) whose command line contains `marker`, looked for until no
+ * process is caught inside execve (one plain look can miss an escapee there and pass a leak).
+ */
 export async function countProcesses(marker: string): Promise<number> {
-  return pidsWithCmdline(marker).length
+  return (await settledPidsWithCmdline(marker)).length
 }
 
 /** A private physical directory for a test file; removed by the returned function. */

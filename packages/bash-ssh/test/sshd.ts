@@ -99,6 +99,12 @@ export interface SshdInstance {
   stop(): Promise<void>
 }
 
+/** ` DSH_BASH_TEST_RUN=<id>` when the suite runs under vitest.leaks.ts, else nothing. */
+function runId(): string {
+  const run = process.env.DSH_BASH_TEST_RUN
+  return run && /^[\w-]+$/.test(run) ? ` DSH_BASH_TEST_RUN=${run}` : ''
+}
+
 /** Starts `/usr/sbin/sshd -D -e -f <config>` on 127.0.0.1 at a free port. */
 export async function startSshd(keys: TestKeys, name: string, options: { maxSessions?: number; setEnv?: string } = {}): Promise<SshdInstance> {
   const user = keys.user
@@ -133,7 +139,8 @@ export async function startSshd(keys: TestKeys, name: string, options: { maxSess
       'MaxStartups 100:30:200',
       `MaxSessions ${options.maxSessions ?? 10}`,
       // A secret-looking and a plain variable in every session's environment (the executor drops the first).
-      `SetEnv DSH_TEST_API_TOKEN=hunter2 DSH_TEST_PLAIN=visible${options.setEnv ? ` ${options.setEnv}` : ''}`,
+      // The test run's id (vitest.leaks.ts) too, so that its leak check sees remote commands as well.
+      `SetEnv DSH_TEST_API_TOKEN=hunter2 DSH_TEST_PLAIN=visible${runId()}${options.setEnv ? ` ${options.setEnv}` : ''}`,
       'LogLevel ERROR',
       '',
     ].join('\n'),

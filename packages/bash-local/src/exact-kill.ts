@@ -1,0 +1,77 @@
+import { signalPid } from './proc.js'
+import type { TreeScan } from './scan.js'
+
+/** Consecutive settled scans that must find nothing before a tree is called empty. */
+export const CONFIRM_SCANS = 2
+
+/** Bounds the whole kill; the caller goes on waiting for the tree to empty afterwards. */
+const KILL_LIMIT_MS = 5_000
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
+
+/** What `freezeAndKill` needs to know about a tree. */
+export interface KillTarget {
+  /** A settled scan (see `TreeScanner.settled`). */
+  scan(): Promise<TreeScan>
+  /** Its process group, also signalled as a whole (atomic for its members); 0 for none. */
+  pgid: number
+}
+
+/**
+ * SIGKILLs every process of a tree that is found by scanning /proc, leaving none alive:
+ *
+ * 1. Freeze: SIGSTOP the group and each process found, rescan, SIGSTOP what is new, until a
+ *    settled scan finds nothing new (the fixpoint). A process with SIGSTOP pending cannot fork: the
+ *    kernel checks for pending signals under the same lock that makes a new child visible, so a
+ *    fork either restarts (no child) or its child is already in /proc for the next scan; and a
+ *    child caught inside execve is waited for by the settled scan. Killing without the freeze
+ *    raced a tree that forks faster than a scan: each round found and killed some, while the rest
+ *    forked children that the next round had to find again.
+ * 2. SIGKILL everything frozen (a stopped process dies from SIGKILL at once).
+ * 3. Confirm: SIGKILL whatever a settled scan still finds, until `CONFIRM_SCANS` consecutive
+ *    settled scans find nothing.
+ *
+ * Resolves true when the tree was confirmed empty, false when the limit ran out first.
+ */
+export async function freezeAndKill(target: KillTarget, limitMs = KILL_LIMIT_MS): Promise<boolean> {
+  const deadline = performance.now() + limitMs
+  const frozen = new Set<number>()
+  const group = (signal: NodeJS.Signals) => {
+    if (!target.pgid) return
+    try {
+      process.kill(-target.pgid, signal)
+    } catch {
+      // ESRCH: no member left.
+    }
+  }
+  group('SIGSTOP')
+  for (;;) {
+    const scan = await target.scan()
+    const fresh = [...scan.found].filter((pid) => !frozen.has(pid))
+    if (fresh.length === 0 || performance.now() >= deadline) break
+    for (const pid of fresh) {
+      signalPid(pid, 'SIGSTOP')
+      frozen.add(pid)
+    }
+    group('SIGSTOP')
+  }
+  group('SIGKILL')
+  for (const pid of frozen) signalPid(pid, 'SIGKILL')
+  let empty = 0
+  let pause = 1
+  while (empty < CONFIRM_SCANS) {
+    const scan = await target.scan()
+    if (scan.found.size === 0) {
+      empty++
+      continue
+    }
+    empty = 0
+    if (performance.now() >= deadline) return false
+    group('SIGKILL')
+    for (const pid of scan.found) signalPid(pid, 'SIGKILL')
+    // A killed process is found until it is a zombie: give the kernel a moment, then a longer one.
+    await sleep(pause)
+    pause = Math.min(pause * 2, 50)
+  }
+  return true
+}
