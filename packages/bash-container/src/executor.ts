@@ -42,7 +42,7 @@ export class ContainerExecutor extends ProcessExecutor {
     const parsed = parseContainerConfig(config)
     const engineUrl = parsed.engine ?? engineUrlFromEnv()
     const engine = new EngineClient(engineUrl)
-    const workspace = resolvePath(parsed.workspace ?? process.cwd())
+    const workspace = resolvePath(parsed.workspace ?? parsed.cwd ?? process.cwd())
     let stat
     try {
       stat = statSync(workspace)

@@ -21,6 +21,7 @@ export interface App {
 const OPTIONAL_EXECUTORS: Record<Exclude<ExecutorKind, 'local'>, { module: string; export: string }> = {
   sandbox: { module: '@deepseek-ai/dsh-bash-sandbox', export: 'SandboxExecutor' },
   ssh: { module: '@deepseek-ai/dsh-bash-ssh', export: 'SshExecutor' },
+  container: { module: '@deepseek-ai/dsh-bash-container', export: 'ContainerExecutor' },
 }
 
 /** The optional policy plugin. */
