@@ -37,7 +37,7 @@ export const LIFELINE_SCRIPT = '$SIG{CHLD} = "IGNORE"; 1 while sysread(STDIN, my
  * shell, then name fragments of secret-looking variables to drop from the environment.
  */
 export const AGENT_SCRIPT = String.raw`
-use strict; use warnings;
+use strict; use warnings; no warnings 'exec';
 use POSIX ();
 use IO::Select;
 use Fcntl qw(F_GETFL F_SETFL O_NONBLOCK);
