@@ -40,7 +40,7 @@ export const AGENT_SCRIPT = String.raw`
 use strict; use warnings; no warnings 'exec';
 use POSIX ();
 use IO::Select;
-use Fcntl qw(F_GETFL F_SETFL O_NONBLOCK);
+use Fcntl qw(F_GETFL F_SETFL O_NONBLOCK O_WRONLY O_CREAT O_EXCL);
 my ($shell, @secret) = @ARGV;
 $SIG{PIPE} = 'IGNORE';
 $SIG{CHLD} = sub {};
@@ -82,6 +82,14 @@ sub start_cmd { my ($id, $payload) = @_;
     delete @ENV{qw(BASH_ENV ENV DSH_BASH_CGROUP DSH_BASH_ENV_NEXT)};
     for my $kv (@env) { my ($k, $v) = split /=/, $kv, 2; $ENV{$k} = $v }
     $ENV{DSH_BASH_TASK} = $marker;
+    # Longer than the kernel allows for one argument (128 KiB): a private file the shell reads and deletes.
+    if (length($command) > 100_000) {
+      my $f = ($ENV{TMPDIR} // '/tmp') . "/dsh-bash-command.$$." . int(rand(1e9));
+      my $fh;
+      sysopen($fh, $f, O_WRONLY | O_CREAT | O_EXCL, 0600) && (print $fh $command) && close($fh)
+        or do { print STDERR "dsh-bash-container: cannot store the command in $f: $!\n"; POSIX::_exit(126) };
+      exec { $shell } $shell, '--noprofile', '--norc', '-c', 'eval "$(cat -- "$0" && rm -f -- "$0")"', $f;
+    }
     exec { $shell } $shell, '--noprofile', '--norc', '-c', $command;
     print STDERR "dsh-bash-container: cannot run $shell: $!\n"; POSIX::_exit(127);
   }

@@ -92,6 +92,14 @@ describe.skipIf(skip !== undefined)('container executor: sessions, confinement, 
     expect((await run(bash, 'cat /etc/hostname', { owner: 'a' })).stdout.text).not.toBe(first)
   })
 
+  it('a command longer than one argument may be (128 KiB) still runs', async () => {
+    const bash = await create()
+    const filler = 'x'.repeat(300 * 1024)
+    const result = await run(bash, `: '${filler}'; echo "$((1 + 2))"; ls /tmp | grep -c dsh-bash-command || true`)
+    expect(result.stdout.text).toBe('3\n0\n')
+    expect(result.exitCode).toBe(0)
+  })
+
   it('a missing image is a clear error and nothing is left', async () => {
     const bash = await create({ image: 'dsh-bash-no-such-image:never' })
     await expect(run(bash, 'true')).rejects.toThrow('image "dsh-bash-no-such-image:never" is not on the engine (the container executor never pulls: load or build it first)')
