@@ -13,6 +13,7 @@ const SIGNAL_NAMES = new Map<number, string>(Object.entries(constants.signals).m
  */
 export async function launchInContainer(session: ContainerSession, spec: BashExecSpec, marker: string): Promise<LaunchedCommand> {
   if (spec.command.includes('\0')) throw new Error(containerErrors.nulInCommand())
+  if (spec.workdir.includes('\0')) throw new Error(containerErrors.nulInWorkdir())
   const env: Record<string, string> = { ...NON_INTERACTIVE_ENV, ...(spec.env ?? {}) }
   for (const [name, value] of Object.entries(env)) if (value.includes('\0')) throw new Error(containerErrors.nulInEnv(name))
   const pairs = Object.entries(env).map(([k, v]) => `${k}=${v}`)

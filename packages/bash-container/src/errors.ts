@@ -13,6 +13,7 @@ export const containerErrors = {
   agentFailed: (why: string) => `the agent inside the session container did not start: ${why}`,
   lost: (container: string) => `the session container ${container} stopped while the command ran`,
   nulInCommand: () => 'invalid command: contains a NUL byte',
+  nulInWorkdir: () => 'invalid workdir: contains a NUL byte',
   nulInEnv: (name: string) => `invalid env: ${name} contains a NUL byte`,
   workdirMissing: (path: string) => `workdir does not exist: ${path}`,
   workdirNotDir: (path: string) => `workdir is not a directory: ${path}`,

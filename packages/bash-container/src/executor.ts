@@ -31,6 +31,8 @@ export class ContainerExecutor extends ProcessExecutor {
   /** The host directory mounted at `mountPath`. */
   readonly workspace: string
   private readonly _sessions = new Map<string, Promise<ContainerSession>>()
+  /** Removals of sessions that were lost or released, awaited by disposal. */
+  private readonly _removals = new Set<Promise<void>>()
   private readonly _markerPrefix = `${process.pid.toString(36)}-${randomBytes(6).toString('hex')}`
   private readonly _instance = randomBytes(4).toString('hex')
   private _markerSeq = 0
@@ -123,6 +125,7 @@ export class ContainerExecutor extends ProcessExecutor {
     const sessions = [...this._sessions.values()]
     this._sessions.clear()
     await Promise.all(sessions.map((p) => p.then((s) => s.remove(), () => undefined)))
+    await Promise.all(this._removals)
     await this._sweep
     this.engine.close()
   }
@@ -165,6 +168,11 @@ export class ContainerExecutor extends ProcessExecutor {
       // The container died under us: the next command of this owner gets a new one.
       const current = this._sessions.get(key)
       if (current) current.then((s) => s === created && this._sessions.get(key) === current && this._sessions.delete(key), () => {})
+      if (created) {
+        const removal = created.remove()
+        this._removals.add(removal)
+        void removal.then(() => this._removals.delete(removal))
+      }
     })
     created = session
     if (this.disposing) {

@@ -212,6 +212,8 @@ export class ContainerSession {
     this.sinks.clear()
     for (const sink of sinks) sink.onLost(reason)
     this.onGone?.()
+    // An agent that died leaves the container (and whatever its commands left) running: remove it.
+    void this.remove()
   }
 
   /** Parses `<op> <id> <len>\n<payload>` frames from the agent's stdout. */

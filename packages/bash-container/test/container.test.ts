@@ -92,6 +92,19 @@ describe.skipIf(skip !== undefined)('container executor: sessions, confinement, 
     expect((await run(bash, 'cat /etc/hostname', { owner: 'a' })).stdout.text).not.toBe(first)
   })
 
+  it('an agent that dies takes its container with it; the next call gets a new one', async () => {
+    const bash = await create()
+    const task = bash.start(bash.resolve({ command: 'sleep 1000' }))
+    await run(bash, 'true')
+    const id = (await bash.containerOf(undefined))!
+    // Kill the agent from inside (its pid is the parent of a command's shell).
+    await run(bash, 'kill -9 $PPID').catch(() => undefined)
+    await task.done
+    expect(task.status).toBe('killed')
+    await vi.waitFor(async () => expect(await engine.request('GET', `/containers/${id}/json`).then(() => 'there', () => 'gone')).toBe('gone'), { timeout: 10_000, interval: 100 })
+    expect((await run(bash, 'echo fresh')).stdout.text).toBe('fresh\n')
+  })
+
   it('a command longer than one argument may be (128 KiB) still runs', async () => {
     const bash = await create()
     const filler = 'x'.repeat(300 * 1024)
@@ -155,11 +168,15 @@ describe.skipIf(skip !== undefined)('container executor: sessions, confinement, 
     const dead = await create(`${hostname}/${process.pid}/1`) // this pid, another start time: a dead server
     const live = await create(`${hostname}/${process.pid}/${start}`)
     const elsewhere = await create('another-host/1/1')
+    const exists = (id: string) => engine.request('GET', `/containers/${id}/json`).then(() => true, () => false)
     try {
       const removed = await sweepDeadServers(engine)
-      expect(removed).toContain(dead.Id)
+      // Another executor loading meanwhile (other test files) may have swept it first.
+      expect(await exists(dead.Id)).toBe(false)
       expect(removed).not.toContain(live.Id)
       expect(removed).not.toContain(elsewhere.Id)
+      expect(await exists(live.Id)).toBe(true)
+      expect(await exists(elsewhere.Id)).toBe(true)
     } finally {
       for (const c of [dead, live, elsewhere]) await engine.request('DELETE', `/containers/${c.Id}?force=1`).catch(() => {})
     }
