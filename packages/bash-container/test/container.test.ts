@@ -66,6 +66,13 @@ describe.skipIf(skip !== undefined)('container executor: sessions, confinement, 
     expect(readFileSync(join(workspace, 'from-container'), 'utf8')).toBe('back\n')
   })
 
+  it("mountPath may be the workspace's own host path: then paths are the same inside and out", async () => {
+    const bash = await create({ cwd: workspace, mountPath: workspace })
+    writeFileSync(join(workspace, 'from-host'), 'hello\n')
+    expect(bash.resolve({ command: 'true', workdir: join(workspace, 'sub') }).workdir).toBe(join(workspace, 'sub'))
+    expect((await run(bash, 'pwd; ls from-host')).stdout.text).toBe(`${workspace}\nfrom-host\n`)
+  })
+
   it('confinement: no network, no capabilities, no new privileges, limits applied', async () => {
     const bash = await create({ memoryBytes: 256 * 1024 * 1024, pidsLimit: 64, cpus: 0.5 })
     const result = await run(bash, 'ls /sys/class/net; grep -E "^(CapEff|CapBnd|NoNewPrivs)" /proc/self/status')
