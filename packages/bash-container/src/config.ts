@@ -38,6 +38,11 @@ export const containerConfigSchema = z
     labels: z.record(z.string(), z.string()).default({}),
     /** How long creating a session's container and starting its agent may take (ms). */
     startTimeoutMs: positiveInt('startTimeoutMs').default(60_000),
+    /**
+     * Remove a session's container after this long (ms) without any command or background task
+     * running; its owner's next command gets a fresh container. 0: only at release or disposal.
+     */
+    idleTimeoutMs: nonNegativeInt('idleTimeoutMs').default(30 * 60_000),
     /** Remove leftover containers of dead dsh-bash servers of this host when the executor loads. */
     sweep: z.boolean().default(true),
   })

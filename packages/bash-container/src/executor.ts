@@ -124,10 +124,39 @@ export class ContainerExecutor extends ProcessExecutor {
   protected async disposeBackend(): Promise<void> {
     const sessions = [...this._sessions.values()]
     this._sessions.clear()
+    for (const session of sessions) void session.then((s) => s.onBusy?.(), () => undefined)
     await Promise.all(sessions.map((p) => p.then((s) => s.remove(), () => undefined)))
     await Promise.all(this._removals)
     await this._sweep
     this.engine.close()
+  }
+
+  /** Removes the session's container once nothing of it has run for `idleTimeoutMs`. */
+  private watchIdle(key: string, session: ContainerSession): void {
+    const idleMs = this.containerConfig.idleTimeoutMs
+    if (idleMs === 0) return
+    let timer: NodeJS.Timeout | undefined
+    const stop = () => {
+      if (timer) clearTimeout(timer)
+      timer = undefined
+    }
+    session.onBusy = stop
+    session.onIdle = () => {
+      stop()
+      timer = setTimeout(() => {
+        timer = undefined
+        if (session.activeCommands > 0 || session.lost || this.disposing) return
+        void this._sessions.get(key)?.then((current) => {
+          if (current !== session || session.activeCommands > 0) return
+          this._sessions.delete(key)
+          const removal = session.remove()
+          this._removals.add(removal)
+          void removal.then(() => this._removals.delete(removal))
+        }, () => undefined)
+      }, idleMs)
+      timer.unref?.()
+    }
+    // Created for a command that is about to attach: no timer until it is released.
   }
 
   private sessionFor(owner: string | undefined): Promise<ContainerSession> {
@@ -175,6 +204,7 @@ export class ContainerExecutor extends ProcessExecutor {
       }
     })
     created = session
+    this.watchIdle(key, session)
     if (this.disposing) {
       await session.remove()
       throw new Error('the bash executor is disposed')

@@ -168,11 +168,22 @@ export class ContainerSession {
       return
     }
     this.sinks.set(id, sink)
+    this.onBusy?.()
   }
 
   detach(id: string): void {
-    this.sinks.delete(id)
+    if (this.sinks.delete(id) && this.sinks.size === 0 && !this.lostReason) this.onIdle?.()
   }
+
+  /** Commands of this session not yet released (running, or finished and still draining). */
+  get activeCommands(): number {
+    return this.sinks.size
+  }
+
+  /** Called when the session's last command is released (the executor starts its idle timer). */
+  onIdle?: () => void
+  /** Called when a command starts. */
+  onBusy?: () => void
 
   /** Sends one frame to the agent; false when the agent is gone. */
   send(op: string, id: string, payload: Buffer | string = ''): boolean {

@@ -112,6 +112,22 @@ describe.skipIf(skip !== undefined)('container executor: sessions, confinement, 
     expect((await run(bash, 'echo fresh')).stdout.text).toBe('fresh\n')
   })
 
+  it('a session idle for idleTimeoutMs loses its container; a running background task keeps it', async () => {
+    const bash = await create({ idleTimeoutMs: 1500 })
+    const task = bash.start(bash.resolve({ command: 'sleep 3', owner: 'busy' }))
+    await run(bash, 'true', { owner: 'idle' })
+    const idle = (await bash.containerOf('idle'))!
+    const busy = (await bash.containerOf('busy'))!
+    const exists = (id: string) => engine.request('GET', `/containers/${id}/json`).then(() => true, () => false)
+    await vi.waitFor(async () => expect(await exists(idle)).toBe(false), { timeout: 10_000, interval: 100 })
+    expect(task.status).toBe('running')
+    expect(await exists(busy)).toBe(true)
+    await task.done
+    expect(task.status).toBe('completed')
+    expect((await run(bash, 'echo back', { owner: 'idle' })).stdout.text).toBe('back\n')
+    expect(await bash.containerOf('idle')).not.toBe(idle)
+  })
+
   it('a command longer than one argument may be (128 KiB) still runs', async () => {
     const bash = await create()
     const filler = 'x'.repeat(300 * 1024)

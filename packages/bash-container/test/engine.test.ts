@@ -52,6 +52,7 @@ describe('container executor config', () => {
       cpus: 2,
       shell: 'bash',
       sweep: true,
+      idleTimeoutMs: 30 * 60_000,
       readOnlyWorkspace: false,
       timeoutMs: 120_000,
     })
