@@ -4,7 +4,7 @@
  *
  *   node bench/run.mjs [--quick] [--only NAME[,NAME…]] [--json PATH]
  *
- * NAME: overhead, big, kill, concurrency, notice, load, policy. Prints a table and writes JSON to
+ * NAME: overhead, big, kill, concurrency, notice, load, policy, container. Prints a table and writes JSON to
  * bench/results/latest.json (or PATH).
  */
 import { execFileSync, spawnSync } from 'node:child_process'
@@ -16,7 +16,7 @@ import { parseArgs } from 'node:util'
 import { fmtBytes, fmtMs, MiB, round } from './lib/stats.mjs'
 
 const here = dirname(fileURLToPath(import.meta.url))
-const BENCHES = ['overhead', 'big', 'kill', 'concurrency', 'notice', 'load', 'policy']
+const BENCHES = ['overhead', 'big', 'kill', 'concurrency', 'notice', 'load', 'policy', 'container']
 
 const { values } = parseArgs({
   options: {
@@ -166,6 +166,18 @@ if (b.load && !b.load.error) {
 if (b.policy) {
   if (b.policy.notMeasured) row('policy', 'decide(), 20 commands', b.policy.notMeasured)
   else row('policy', 'decide(), 20-command line: median / p90', `${fmtMs(b.policy.medianMs)} / ${fmtMs(b.policy.p90Ms)}`, b.policy.targetMedianMs ? `≤ ${b.policy.targetMedianMs} ms` : '', b.policy.targetMedianMs ? b.policy.medianMs <= b.policy.targetMedianMs : undefined)
+}
+if (b.container && !b.container.error) {
+  const c = b.container
+  if (c.notMeasured) row('container', 'container executor', c.notMeasured)
+  else {
+    row('container', `first call (container create + agent), median (n=${c.firstCall.n})`, fmtMs(c.firstCall.median))
+    const o = c.overhead
+    row('container', '`true` after the first call: container/bare, medians', `${o.ratio.ofMedians} (${fmtMs(o.stats.container.median)} vs ${fmtMs(o.stats.bare.median)}; paired median ${o.ratio.pairedMedian}, p90 ${o.ratio.pairedP90})`, '≤ 1.5', o.ratio.ofMedians <= 1.5)
+    row('container', 'one engine exec per call (what the agent saves)/bare', `${o.execPerCallVsBare} (${fmtMs(o.stats['exec-per-call'].median)})`)
+    row('container', '100 MB of output: wall container/bare', `${c.big.wallRatio} (${c.big.mbPerSecond} MB/s)`)
+    row('container', `kill of ${c.kill.processesPerTree} processes: median; survivors`, `${fmtMs(c.kill.median)}; ${c.kill.survivors}`, '0 survivors', c.kill.survivors === 0)
+  }
 }
 for (const [name, r] of Object.entries(b)) if (r?.error) row(name, 'FAILED', r.error.split('\n')[0], '', false)
 results.table = rows

@@ -8,7 +8,7 @@ import { applyExecutorFlags, executorFlagSpec } from './executor-flags.js'
 
 export { UsageError }
 
-export const EXECUTORS = ['local', 'sandbox', 'ssh'] as const
+export const EXECUTORS = ['local', 'sandbox', 'ssh', 'container'] as const
 export type ExecutorKind = (typeof EXECUTORS)[number]
 
 /** What every command that builds the tools accepts. */

@@ -19,6 +19,7 @@ const EXECUTOR_MODULES: Record<ExecutorKind, { module: string; export: string }>
   local: { module: '@deepseek-ai/dsh-bash-local', export: 'LocalExecutor' },
   sandbox: { module: '@deepseek-ai/dsh-bash-sandbox', export: 'SandboxExecutor' },
   ssh: { module: '@deepseek-ai/dsh-bash-ssh', export: 'SshExecutor' },
+  container: { module: '@deepseek-ai/dsh-bash-container', export: 'ContainerExecutor' },
 }
 
 /** The optional policy plugin. */

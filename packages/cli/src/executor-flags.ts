@@ -3,20 +3,23 @@ import { homedir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { UsageError } from './errors.js'
 
-/** The flags that configure the sandbox and SSH executors without a JSON config. */
+/** The flags that configure the sandbox, SSH and container executors without a JSON config. */
 export const executorFlagSpec = {
   'sandbox-mode': { type: 'string' },
   network: { type: 'string' },
   ssh: { type: 'string', multiple: true },
   'ssh-key': { type: 'string' },
   'known-hosts': { type: 'string' },
+  image: { type: 'string' },
+  engine: { type: 'string' },
 } as const
 
 const SANDBOX_MODES = ['read-only', 'workspace-write', 'danger-full-access']
 
 /**
- * Folds `--sandbox-mode`, `--network`, `--ssh`, `--ssh-key` and `--known-hosts` into the executor
- * config (they win over `--executor-config`). Each flag is refused with any other executor.
+ * Folds `--sandbox-mode`, `--network`, `--ssh`, `--ssh-key`, `--known-hosts`, `--image` and
+ * `--engine` into the executor config (they win over `--executor-config`). Each flag is refused
+ * with any other executor.
  */
 export function applyExecutorFlags(executor: string, values: Record<string, unknown>, config: Record<string, unknown>): void {
   const mode = values['sandbox-mode'] as string | undefined
@@ -55,6 +58,23 @@ export function applyExecutorFlags(executor: string, values: Record<string, unkn
     throw new UsageError('--ssh: required with --executor ssh (user@host[:port], repeatable)')
   } else if (key !== undefined || knownHosts !== undefined) {
     throw new UsageError(`--${key !== undefined ? 'ssh-key' : 'known-hosts'}: goes with --ssh`)
+  }
+  applyContainerFlags(executor, values, config)
+}
+
+/** `--image IMAGE` (required with --executor container, unless the config names one) and `--engine URL`. */
+function applyContainerFlags(executor: string, values: Record<string, unknown>, config: Record<string, unknown>): void {
+  const image = values.image as string | undefined
+  const engine = values.engine as string | undefined
+  for (const [flag, value] of [['image', image], ['engine', engine]] as const) {
+    if (value === undefined) continue
+    if (executor !== 'container') throw new UsageError(`--${flag}: only used with --executor container`)
+    if (value.trim() === '') throw new UsageError(`--${flag}: expected a value, got ""`)
+  }
+  if (image !== undefined) config.image = image
+  if (engine !== undefined) config.engine = engine
+  if (executor === 'container' && config.image === undefined) {
+    throw new UsageError('--image: required with --executor container (an image already on the engine: it is never pulled)')
   }
 }
 

@@ -9,13 +9,15 @@ function toolFlags(
 ): string {
   return [
     lines.workdir ?? "  --workdir DIR           the session's workspace (default: the current directory)",
-    '  --executor KIND         local (default), sandbox or ssh',
+    '  --executor KIND         local (default), sandbox, ssh or container',
     lines.executorConfig ?? '  --executor-config JSON  executor settings as a JSON object, or @FILE',
     '  --sandbox-mode MODE     sandbox: read-only, workspace-write (default) or danger-full-access',
     '  --network on|off        sandbox: allow the network (default off)',
     lines.ssh ?? '  --ssh USER@HOST[:PORT]  ssh: a host to run commands on (repeatable: sessions spread over hosts)',
     '  --ssh-key PATH          ssh: private key (default ~/.ssh/id_ed25519, id_ecdsa or id_rsa)',
     '  --known-hosts PATH      ssh: known_hosts file verifying host keys (default ~/.ssh/known_hosts)',
+    '  --image IMAGE           container: the image of the session containers (required; never pulled)',
+    '  --engine URL            container: unix:///path or tcp://host:port (default $DOCKER_HOST, else unix:///var/run/docker.sock)',
     lines.policy ?? '  --policy FILE           a command policy file (needs @deepseek-ai/dsh-bash-policy)',
     '  -h, --help              show this help',
   ].join('\n')

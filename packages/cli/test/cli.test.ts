@@ -47,7 +47,7 @@ describe('dsh-bash: help, usage errors and exit codes', () => {
     [['mcp', 'extra'], 'dsh-bash: unexpected argument "extra"\nTry "dsh-bash mcp --help".\n'],
     [['mcp', '--help=yes'], 'dsh-bash: --help: takes no value\nTry "dsh-bash mcp --help".\n'],
     [['mcp', '--workdir', '/no/such/dir'], 'dsh-bash: --workdir: no such directory "/no/such/dir"\nTry "dsh-bash mcp --help".\n'],
-    [['mcp', '--executor', 'docker'], 'dsh-bash: --executor: expected one of local, sandbox, ssh, got "docker"\nTry "dsh-bash mcp --help".\n'],
+    [['mcp', '--executor', 'docker'], 'dsh-bash: --executor: expected one of local, sandbox, ssh, container, got "docker"\nTry "dsh-bash mcp --help".\n'],
     [['mcp', '--token', 't'], 'dsh-bash: --token: only used with --http\nTry "dsh-bash mcp --help".\n'],
     [['mcp', '--idle-timeout', '60'], 'dsh-bash: --idle-timeout: only used with --http\nTry "dsh-bash mcp --help".\n'],
     [['mcp', '--yield-after', 'soon'], 'dsh-bash: --yield-after: expected a number of seconds (0 = off), got "soon"\nTry "dsh-bash mcp --help".\n'],
@@ -64,6 +64,10 @@ describe('dsh-bash: help, usage errors and exit codes', () => {
     [['mcp', '--executor', 'sandbox', '--network', 'yes'], 'dsh-bash: --network: expected on or off, got "yes"\nTry "dsh-bash mcp --help".\n'],
     [['mcp', '--network', 'on'], 'dsh-bash: --network: only used with --executor sandbox\nTry "dsh-bash mcp --help".\n'],
     [['mcp', '--ssh', 'u@h'], 'dsh-bash: --ssh: only used with --executor ssh\nTry "dsh-bash mcp --help".\n'],
+    [['mcp', '--image', 'debian:12'], 'dsh-bash: --image: only used with --executor container\nTry "dsh-bash mcp --help".\n'],
+    [['mcp', '--engine', 'tcp://127.0.0.1:2375'], 'dsh-bash: --engine: only used with --executor container\nTry "dsh-bash mcp --help".\n'],
+    [['mcp', '--executor', 'container'], 'dsh-bash: --image: required with --executor container (an image already on the engine: it is never pulled)\nTry "dsh-bash mcp --help".\n'],
+    [['mcp', '--executor', 'container', '--image', ''], 'dsh-bash: --image: expected a value, got ""\nTry "dsh-bash mcp --help".\n'],
     [['mcp', '--executor', 'ssh', '--workdir', '/srv'], 'dsh-bash: --ssh: required with --executor ssh (user@host[:port], repeatable)\nTry "dsh-bash mcp --help".\n'],
     [['mcp', '--executor', 'ssh', '--workdir', '/srv', '--ssh', 'nouser'], 'dsh-bash: --ssh: expected user@host[:port], got "nouser"\nTry "dsh-bash mcp --help".\n'],
     [['mcp', '--executor', 'ssh', '--workdir', '/srv', '--ssh', 'u@h:70000'], 'dsh-bash: --ssh: expected user@host[:port], got "u@h:70000"\nTry "dsh-bash mcp --help".\n'],
@@ -162,6 +166,11 @@ describe('argument parsing', () => {
       workdir: '/remote/only',
     })
     // The convenience flags become executor config.
+    expect(parseMcpArgs(['--executor', 'container', '--image', 'debian:12', '--engine', 'tcp://10.0.0.2:2375']).executorConfig).toEqual({
+      image: 'debian:12',
+      engine: 'tcp://10.0.0.2:2375',
+    })
+    expect(parseMcpArgs(['--executor', 'container', '--executor-config', '{"image":"from-config"}']).executorConfig).toEqual({ image: 'from-config' })
     expect(parseMcpArgs(['--executor', 'sandbox', '--sandbox-mode', 'read-only', '--network', 'on']).executorConfig).toEqual({
       mode: 'read-only',
       network: true,

@@ -180,3 +180,40 @@ describe('--executor ssh end to end (real sshd)', async () => {
     expect(sshd.userProcesses('dshtest3', 'sleep')).toEqual([])
   })
 })
+
+describe('--executor container end to end (real engine)', async () => {
+  const docker = await import('../../bash-container/test/docker.js')
+  const containerBuilt = existsSync(join(ROOT, 'packages/bash-container/dist/index.js'))
+  const reason = containerBuilt ? docker.unavailableReason() : 'packages/bash-container is not built'
+  if (reason) console.warn(`skipping the container end-to-end test: ${reason}`)
+
+  /** The server label of every container of ours the engine has (all states). */
+  const servers = () =>
+    spawnSync('docker', ['ps', '-a', '--filter', 'label=dsh-bash.executor=container', '--format', '{{.Label "dsh-bash.server"}}'], { encoding: 'utf8' })
+      .stdout.split('\n')
+      .filter(Boolean)
+
+  it.skipIf(reason !== undefined)('serves the tools from a container of the session; the workspace is mounted; nothing is left after the stop', async () => {
+    const dir = realpathSync(mkdtempSync(join(tmpdir(), 'dsh-e2e-container-')))
+    const server = await startStdio(['--executor', 'container', '--image', docker.TEST_IMAGE, '--engine', docker.ENGINE_URL, '--workdir', dir])
+    const ours = (pid: number) => servers().filter((label) => label.split('/')[1] === String(pid))
+    try {
+      expect(await bash(server.client, 'pwd; echo made > f; echo failing >&2; exit 3')).toEqual({
+        texts: ['/workspace\n[stderr]\nfailing\n[exit code: 3]'],
+        isError: false,
+      })
+      expect(readFileSync(join(dir, 'f'), 'utf8')).toBe('made\n')
+      expect(await bash(server.client, 'sleep 100 & echo started')).toEqual({
+        texts: ['started\n[stopped 1 leftover process(es); use run_in_background for servers and watchers]'],
+        isError: false,
+      })
+      // No network inside (only the loopback interface).
+      expect((await bash(server.client, 'ls /sys/class/net')).texts[0]).toBe('lo\n')
+      expect(ours(server.pid)).toHaveLength(1)
+    } finally {
+      await server.close()
+      rmSync(dir, { recursive: true, force: true })
+    }
+    expect(ours(server.pid)).toEqual([])
+  })
+})

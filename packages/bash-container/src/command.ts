@@ -1,0 +1,180 @@
+import { constants } from 'node:os'
+import { PassThrough } from 'node:stream'
+import type { BashExecSpec } from '@deepseek-ai/dsh-bash'
+import { type ExitFacts, type LaunchedCommand, NON_INTERACTIVE_ENV } from '@deepseek-ai/dsh-bash-kit'
+import { containerErrors } from './errors.js'
+import type { CommandSink, ContainerSession } from './session.js'
+
+const SIGNAL_NAMES = new Map<number, string>(Object.entries(constants.signals).map(([name, number]) => [number, name]))
+
+/**
+ * Starts one command through the session's agent. Resolves once the agent reports the command's
+ * pid; rejects for infrastructure failures (workdir missing, container gone).
+ */
+export async function launchInContainer(session: ContainerSession, spec: BashExecSpec, marker: string): Promise<LaunchedCommand> {
+  if (spec.command.includes('\0')) throw new Error(containerErrors.nulInCommand())
+  if (spec.workdir.includes('\0')) throw new Error(containerErrors.nulInWorkdir())
+  const env: Record<string, string> = { ...NON_INTERACTIVE_ENV, ...(spec.env ?? {}) }
+  for (const [name, value] of Object.entries(env)) if (value.includes('\0')) throw new Error(containerErrors.nulInEnv(name))
+  const pairs = Object.entries(env).map(([k, v]) => `${k}=${v}`)
+  const hasStdin = spec.stdin !== undefined
+  const payload = [spec.workdir, marker, hasStdin ? 'pipe' : 'none', String(pairs.length), ...pairs, spec.command].join('\0')
+  const command = new ContainerCommand(session, session.nextId(), spec.workdir)
+  session.attach(command.id, command)
+  session.send('run', command.id, Buffer.from(payload))
+  if (hasStdin) {
+    const bytes = typeof spec.stdin === 'string' ? Buffer.from(spec.stdin) : Buffer.from(spec.stdin as Uint8Array)
+    // Frames of at most 1 MiB: the agent buffers them for the command's stdin pipe.
+    for (let at = 0; at < bytes.length; at += 1 << 20) session.send('in', command.id, bytes.subarray(at, at + (1 << 20)))
+    session.send('eof', command.id)
+  }
+  try {
+    await command.started
+  } catch (error) {
+    command.release()
+    throw error
+  }
+  return command
+}
+
+class ContainerCommand implements LaunchedCommand, CommandSink {
+  readonly stdout = new PassThrough()
+  readonly stderr = new PassThrough()
+  readonly exited: Promise<ExitFacts>
+  readonly started: Promise<void>
+  private resolveExited!: (facts: ExitFacts) => void
+  private resolveStarted!: () => void
+  private rejectStarted!: (error: Error) => void
+  private startSettled = false
+  private lost?: string
+  private released = false
+  private termination?: Promise<void>
+  private leftoversAtExit?: number
+  private emptied?: Promise<void>
+  private readonly waiters = new Map<string, Array<(payload: string | undefined) => void>>()
+
+  constructor(
+    private readonly session: ContainerSession,
+    readonly id: string,
+    private readonly workdir: string,
+  ) {
+    this.exited = new Promise((resolve) => (this.resolveExited = resolve))
+    this.started = new Promise((resolve, reject) => {
+      this.resolveStarted = resolve
+      this.rejectStarted = reject
+    })
+    this.started.catch(() => {})
+    this.stdout.on('error', () => {})
+    this.stderr.on('error', () => {})
+  }
+
+  onFrame(op: string, payload: Buffer): void {
+    switch (op) {
+      case 'ok':
+        this.startSettled = true
+        this.resolveStarted()
+        return
+      case 'fail':
+        return this.failStart(payload.toString('utf8'))
+      case 'out':
+        this.stdout.write(payload)
+        return
+      case 'err':
+        this.stderr.write(payload)
+        return
+      case 'eof1':
+        this.stdout.end()
+        return
+      case 'eof2':
+        this.stderr.end()
+        return
+      case 'exit': {
+        const [kind, value, leftovers] = payload.toString('latin1').split(' ')
+        const number = Number(value)
+        if (leftovers !== undefined && /^\d+$/.test(leftovers)) this.leftoversAtExit = Number(leftovers)
+        if (kind === 's') this.resolveExited({ exitCode: null, signal: SIGNAL_NAMES.get(number) ?? `SIG${number}` })
+        else this.resolveExited({ exitCode: number, signal: null })
+        return
+      }
+      default: {
+        // Answers to control requests: count, termed, empty.
+        const queue = this.waiters.get(op)
+        const next = queue?.shift()
+        next?.(payload.toString('latin1'))
+      }
+    }
+  }
+
+  onLost(reason: string): void {
+    if (this.lost) return
+    this.lost = reason
+    if (!this.startSettled) {
+      this.startSettled = true
+      this.rejectStarted(new Error(reason))
+    }
+    for (const queue of this.waiters.values()) for (const waiter of queue.splice(0)) waiter(undefined)
+    this.stdout.end()
+    this.stderr.end()
+    this.resolveExited({ exitCode: null, signal: null })
+  }
+
+  private failStart(reason: string): void {
+    if (this.startSettled) return
+    this.startSettled = true
+    const wd = this.workdir
+    const message =
+      reason === 'nowd'
+        ? containerErrors.workdirMissing(wd)
+        : reason === 'notdir'
+          ? containerErrors.workdirNotDir(wd)
+          : reason === 'noaccess'
+            ? containerErrors.workdirNoAccess(wd)
+            : containerErrors.spawn(reason.replace(/^spawn:/, ''))
+    this.rejectStarted(new Error(message))
+    this.resolveExited({ exitCode: null, signal: null })
+  }
+
+  lostReason(): string | undefined {
+    return this.lost
+  }
+
+  /** One control request; resolves with the answer, or undefined when the container is gone. */
+  private control(op: 'count' | 'term' | 'wait', answer: string, payload = ''): Promise<string | undefined> {
+    if (this.lost || this.released) return Promise.resolve(undefined)
+    return new Promise((resolve) => {
+      const queue = this.waiters.get(answer) ?? []
+      queue.push(resolve)
+      this.waiters.set(answer, queue)
+      if (!this.session.send(op, this.id, payload)) {
+        queue.splice(queue.indexOf(resolve), 1)
+        resolve(undefined)
+      }
+    })
+  }
+
+  async countLeftovers(): Promise<number> {
+    // Counted by the agent when it reaped the main process: saves a round trip through the engine.
+    if (this.leftoversAtExit !== undefined) return this.leftoversAtExit
+    const answer = await this.control('count', 'count')
+    const count = answer === undefined ? 0 : Number.parseInt(answer, 10)
+    return Number.isFinite(count) ? count : 0
+  }
+
+  terminate(graceMs: number): Promise<void> {
+    this.termination ??= this.control('term', 'termed', String(graceMs)).then(() => undefined)
+    return this.termination
+  }
+
+  whenEmpty(): Promise<void> {
+    this.emptied ??= this.control('wait', 'empty').then(() => undefined)
+    return this.emptied
+  }
+
+  release(): void {
+    if (this.released) return
+    this.released = true
+    this.session.send('forget', this.id)
+    this.session.detach(this.id)
+    for (const queue of this.waiters.values()) for (const waiter of queue.splice(0)) waiter(undefined)
+  }
+}

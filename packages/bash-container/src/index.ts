@@ -1,0 +1,5 @@
+export { ContainerExecutor } from './executor.js'
+export { containerConfigSchema, parseContainerConfig, DEFAULT_MOUNT_PATH, type ContainerExecutorConfig, type ContainerExecutorConfigInput } from './config.js'
+export { EngineClient, EngineError, parseEngineUrl, engineUrlFromEnv, DEFAULT_ENGINE_URL, type EngineAddress, type EngineStream } from './engine.js'
+export { sweepDeadServers, LABEL_EXECUTOR, LABEL_SERVER } from './sweep.js'
+export { AGENT_SCRIPT, LIFELINE_SCRIPT } from './scripts.js'

@@ -1,0 +1,166 @@
+/**
+ * The programs run inside a container. Both are Perl source passed as `perl -e <text>`: they rely
+ * only on what a minimal Debian-based image has (perl-base: POSIX, IO::Select, Fcntl; bash for the
+ * commands), so nothing is compiled or copied in.
+ */
+
+/**
+ * The container's main process (PID 1): it holds the container open while its stdin, attached by
+ * the server, stays open. When the server goes (a clean stop, a crash, SIGKILL) the attach
+ * connection closes, the engine closes this stdin (`StdinOnce`), PID 1 exits, the kernel kills
+ * every other process of the container's PID namespace, and `AutoRemove` deletes the container.
+ * As the namespace's init it also reaps orphans: `SIGCHLD` ignored makes the kernel reap them.
+ */
+export const LIFELINE_SCRIPT = '$SIG{CHLD} = "IGNORE"; 1 while sysread(STDIN, my $b, 65536);'
+
+/**
+ * The in-container agent: one per container, started once through an attached exec; it runs every
+ * command of the session locally, so a call costs a fork instead of a `runc exec` (~115 ms).
+ *
+ * Protocol (both directions): frames `<op> <id> <len>\n` followed by `len` payload bytes.
+ * Host → agent:
+ *   run <id>    payload: workdir \0 marker \0 stdin-mode(none|pipe) \0 n \0 NAME=VALUE \0 … (n times) command
+ *   in <id>     stdin bytes for the command;   eof <id>: its stdin ends
+ *   count <id>  live processes of the command other than its main process → `count <id>` payload N
+ *   term <id>   payload grace ms: TERM to every process, KILL after the grace → `termed <id>`
+ *   wait <id>   → `empty <id>` once no process of the command is left
+ *   forget <id> the host is done with the command: close what is left of its pipes
+ * Agent → host:
+ *   hello 0     ready;   ok <id> payload pid;   fail <id> payload nowd|notdir|noaccess|spawn:<msg>
+ *   out <id>, err <id>  output bytes;   eof1 <id>, eof2 <id>  stdout/stderr closed
+ *   exit <id>   payload `c <code> <leftovers>` or `s <signal number> <leftovers>` (leftovers: live
+ *               processes of the command other than the main one, counted when it was reaped)
+ *
+ * A command's processes are its process group (it runs `setsid`, so its pid is its group) plus
+ * every process whose environment holds `DSH_BASH_TASK=<marker>`: descendants that left the group
+ * (setsid, nohup, double fork) are found through /proc. Zombies never count. Arguments: the
+ * shell, then name fragments of secret-looking variables to drop from the environment.
+ */
+export const AGENT_SCRIPT = String.raw`
+use strict; use warnings; no warnings 'exec';
+use POSIX ();
+use IO::Select;
+use Fcntl qw(F_GETFL F_SETFL O_NONBLOCK O_WRONLY O_CREAT O_EXCL);
+my ($shell, @secret) = @ARGV;
+$SIG{PIPE} = 'IGNORE';
+$SIG{CHLD} = sub {};
+binmode STDIN; binmode STDOUT;
+my $sel = IO::Select->new();
+my (%cmd, %fhcmd, %pid2id, @terms, @waits);
+my $inbuf = '';
+sub send_frame { my ($op, $id, $data) = @_; $data //= '';
+  my $buf = "$op $id " . length($data) . "\n" . $data;
+  while (length $buf) { my $n = syswrite(STDOUT, $buf); if (!defined $n) { next if $!{EINTR} || $!{EAGAIN}; exit 0 } substr($buf, 0, $n, '') } }
+sub stat_of { my ($pid) = @_; open(my $f, '<', "/proc/$pid/stat") or return; my $l = <$f>; close $f; return unless defined $l;
+  $l =~ s/^.*\) //s; return split / /, $l }
+sub scan { my ($c) = @_; my @pids;
+  opendir(my $d, '/proc') or return (); my @all = grep { /^\d+$/ } readdir $d; closedir $d;
+  for my $p (@all) { next if $p == $$; my @st = stat_of($p) or next; next if $st[0] eq 'Z' || $st[0] eq 'X';
+    if ($c->{pid} && $st[2] == $c->{pid}) { push @pids, $p; next }
+    if (open(my $e, '<', "/proc/$p/environ")) { local $/; my $env = <$e>; close $e;
+      push @pids, $p if defined $env && index("\0$env", "\0DSH_BASH_TASK=$c->{marker}\0") >= 0 } }
+  return @pids }
+sub signal_all { my ($c, $sig) = @_; my @p = scan($c); return 0 unless @p;
+  kill $sig, @p; kill 'CONT', @p if $sig eq 'TERM'; return 1 }
+sub nonblock { my ($fh) = @_; my $fl = fcntl($fh, F_GETFL, 0); fcntl($fh, F_SETFL, $fl | O_NONBLOCK) }
+sub start_cmd { my ($id, $payload) = @_;
+  my @f = split /\0/, $payload, -1; my ($wd, $marker, $stdin, $n) = splice(@f, 0, 4);
+  my @env = splice(@f, 0, $n); my $command = join("\0", @f);
+  if (!-e $wd) { return send_frame('fail', $id, 'nowd') } if (!-d $wd) { return send_frame('fail', $id, 'notdir') }
+  if (!chdir $wd) { return send_frame('fail', $id, 'noaccess') } chdir '/';
+  my ($or, $ow, $er, $ew, $ir, $iw);
+  pipe($or, $ow) && pipe($er, $ew) or return send_frame('fail', $id, "spawn:pipe: $!");
+  if ($stdin eq 'pipe') { pipe($ir, $iw) or return send_frame('fail', $id, "spawn:pipe: $!") }
+  my $pid = fork(); if (!defined $pid) { return send_frame('fail', $id, "spawn:fork: $!") }
+  if ($pid == 0) {
+    $SIG{PIPE} = 'DEFAULT'; $SIG{CHLD} = 'DEFAULT';
+    POSIX::setsid();
+    if ($ir) { POSIX::dup2(fileno($ir), 0) } else { open(STDIN, '<', '/dev/null') }
+    POSIX::dup2(fileno($ow), 1); POSIX::dup2(fileno($ew), 2);
+    chdir $wd or POSIX::_exit(125);
+    for my $k (keys %ENV) { my $u = uc $k; delete $ENV{$k} if grep { $_ ne '' && index($u, uc $_) >= 0 } @secret }
+    delete @ENV{qw(BASH_ENV ENV DSH_BASH_CGROUP DSH_BASH_ENV_NEXT)};
+    for my $kv (@env) { my ($k, $v) = split /=/, $kv, 2; $ENV{$k} = $v }
+    $ENV{DSH_BASH_TASK} = $marker;
+    # Longer than the kernel allows for one argument (128 KiB): a private file the shell reads and deletes.
+    if (length($command) > 100_000) {
+      my $f = ($ENV{TMPDIR} // '/tmp') . "/dsh-bash-command.$$." . int(rand(1e9));
+      my $fh;
+      sysopen($fh, $f, O_WRONLY | O_CREAT | O_EXCL, 0600) && (print $fh $command) && close($fh)
+        or do { print STDERR "dsh-bash-container: cannot store the command in $f: $!\n"; POSIX::_exit(126) };
+      exec { $shell } $shell, '--noprofile', '--norc', '-c', 'eval "$(cat -- "$0" && rm -f -- "$0")"', $f;
+    }
+    exec { $shell } $shell, '--noprofile', '--norc', '-c', $command;
+    print STDERR "dsh-bash-container: cannot run $shell: $!\n"; POSIX::_exit(127);
+  }
+  close $ow; close $ew; close $ir if $ir;
+  my $c = { id => $id, pid => $pid, marker => $marker, out => $or, err => $er, in => $iw, inbuf => '', ineof => 0 };
+  $cmd{$id} = $c; $pid2id{$pid} = $id;
+  nonblock($or); nonblock($er); $sel->add($or, $er); $fhcmd{fileno $or} = [$c, 'out']; $fhcmd{fileno $er} = [$c, 'err'];
+  nonblock($iw) if $iw;
+  send_frame('ok', $id, $pid) }
+sub close_stream { my ($c, $which) = @_; my $fh = $c->{$which} or return; $sel->remove($fh); delete $fhcmd{fileno $fh}; close $fh; $c->{$which} = undef }
+sub flush_stdin { my ($c) = @_; my $fh = $c->{in} or return;
+  while (length $c->{inbuf}) { my $n = syswrite($fh, $c->{inbuf}); if (!defined $n) { return if $!{EAGAIN}; $c->{inbuf} = ''; last } substr($c->{inbuf}, 0, $n, '') }
+  if ($c->{ineof} && !length $c->{inbuf}) { close $fh; $c->{in} = undef } }
+sub control { my ($op, $id, $payload) = @_; my $c = $cmd{$id};
+  if ($op eq 'run') { return start_cmd($id, $payload) }
+  if (!$c) { send_frame('count', $id, '0') if $op eq 'count'; send_frame('termed', $id) if $op eq 'term'; send_frame('empty', $id) if $op eq 'wait'; return }
+  if ($op eq 'in') { $c->{inbuf} .= $payload; flush_stdin($c) }
+  elsif ($op eq 'eof') { $c->{ineof} = 1; flush_stdin($c) }
+  elsif ($op eq 'count') { my @p = grep { $_ != $c->{pid} } scan($c); send_frame('count', $id, scalar @p) }
+  elsif ($op eq 'term') { if (signal_all($c, 'TERM')) { push @terms, { c => $c, kill_at => now() + $payload / 1000, next => now() + 0.01, step => 0.01 } } else { send_frame('termed', $id) } }
+  elsif ($op eq 'wait') { push @waits, { c => $c, next => now(), step => 0.01 } }
+  elsif ($op eq 'forget') { close_stream($c, 'out'); close_stream($c, 'err'); close $c->{in} if $c->{in}; $c->{in} = undef; $c->{forgotten} = 1;
+    delete $cmd{$id} if $c->{reaped}; @waits = grep { $_->{c} != $c } @waits } }
+# Monotonic enough and in perl-base (Time::HiRes is not): seconds since boot, 10 ms resolution.
+sub now { open(my $u, '<', '/proc/uptime') or return time; my $l = <$u>; close $u; return (split / /, $l)[0] }
+sub reap { while ((my $pid = waitpid(-1, POSIX::WNOHANG())) > 0) { my $st = $?; my $id = delete $pid2id{$pid}; next unless defined $id; my $c = $cmd{$id} or next;
+    # Output already written by the main process goes first.
+    drain($c); $c->{reaped} = 1;
+    # The leftover count rides along: the host asks for it right after every exit.
+    my $left = grep { $_ != $pid } scan($c);
+    send_frame('exit', $id, (($st & 127) ? 's ' . ($st & 127) : 'c ' . ($st >> 8)) . " $left"); delete $cmd{$id} if $c->{forgotten} } }
+sub read_stream { my ($c, $which) = @_; my $fh = $c->{$which} or return 0;
+  my $n = sysread($fh, my $buf, 65536);
+  if (!defined $n) { return 0 if $!{EAGAIN} || $!{EINTR}; $n = 0 }
+  if ($n == 0) { close_stream($c, $which); send_frame($which eq 'out' ? 'eof1' : 'eof2', $c->{id}); return 0 }
+  send_frame($which, $c->{id}, $buf); return 1 }
+sub drain { my ($c) = @_; for my $w ('out', 'err') { for (1 .. 64) { last unless read_stream($c, $w) } } }
+sub timers { my $t = now(); my $next;
+  for my $x (@terms) { my $c = $x->{c};
+    if ($t >= $x->{next}) {
+      my $left = $t >= $x->{kill_at} ? signal_all($c, 'KILL') : scalar(scan($c));
+      if (!$left) { send_frame('termed', $c->{id}); $x->{done} = 1; next }
+      $x->{step} *= 2 if $x->{step} < 0.1; $x->{next} = $t + ($t >= $x->{kill_at} ? 0.05 : $x->{step});
+      $x->{next} = $x->{kill_at} if $t < $x->{kill_at} && $x->{next} > $x->{kill_at} }
+    $next = $x->{next} if !defined $next || $x->{next} < $next }
+  @terms = grep { !$_->{done} } @terms;
+  for my $x (@waits) { my $c = $x->{c};
+    if ($t >= $x->{next}) { if (!scan($c)) { send_frame('empty', $c->{id}); $x->{done} = 1; next }
+      $x->{step} *= 2 if $x->{step} < 0.2; $x->{next} = $t + $x->{step} }
+    $next = $x->{next} if !defined $next || $x->{next} < $next }
+  @waits = grep { !$_->{done} } @waits;
+  return defined $next ? ($next - $t > 0 ? $next - $t : 0.005) : undef }
+sub parse_input { while (1) { my $nl = index($inbuf, "\n"); return if $nl < 0;
+    my ($op, $id, $len) = split / /, substr($inbuf, 0, $nl); return if length($inbuf) < $nl + 1 + $len;
+    my $payload = substr($inbuf, $nl + 1, $len); substr($inbuf, 0, $nl + 1 + $len, '');
+    control($op, $id, $payload) } }
+nonblock(\*STDIN); $sel->add(\*STDIN);
+send_frame('hello', 0);
+while (1) {
+  reap();
+  my $timeout = timers();
+  # A SIGCHLD that lands between reap() and select() would not interrupt it: poll while commands run.
+  $timeout = 0.25 if %pid2id && (!defined $timeout || $timeout > 0.25);
+  my @writers = grep { $_->{in} && length $_->{inbuf} } values %cmd;
+  my $wsel = IO::Select->new(map { $_->{in} } @writers);
+  my ($r, $w) = IO::Select->select($sel, @writers ? $wsel : undef, undef, $timeout);
+  for my $fh (@{ $r // [] }) {
+    if ($fh == \*STDIN || fileno($fh) == 0) { my $n = sysread(STDIN, my $buf, 65536);
+      if (defined $n && $n == 0) { for my $c (values %cmd) { signal_all($c, 'KILL') } exit 0 }
+      if (defined $n) { $inbuf .= $buf; parse_input() } next }
+    my $h = $fhcmd{fileno $fh} or next; read_stream($h->[0], $h->[1]) }
+  for my $c (@writers) { flush_stdin($c) if $c->{in} }
+}
+`

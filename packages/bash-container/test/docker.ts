@@ -1,0 +1,59 @@
+import { execFileSync, spawnSync } from 'node:child_process'
+import { readdirSync, readFileSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+
+/** The offline test image (built by build-image.sh; .ci/run builds it too). */
+export const TEST_IMAGE = process.env.DSH_CONTAINER_TEST_IMAGE ?? 'dsh-bash-test:offline'
+export const ENGINE_URL = process.env.DOCKER_HOST ?? 'unix:///var/run/docker.sock'
+const BUILD_SCRIPT = fileURLToPath(new URL('./build-image.sh', import.meta.url))
+
+let cached: { reason?: string } | undefined
+
+/**
+ * Why the container suites cannot run here (no docker client, no engine answering, no image and it
+ * cannot be built), or undefined when they can. Builds the test image when it is missing.
+ */
+export function unavailableReason(): string | undefined {
+  if (cached) return cached.reason
+  cached = { reason: probe() }
+  return cached.reason
+}
+
+function probe(): string | undefined {
+  if (process.platform !== 'linux') return 'the container tests count processes through /proc (Linux only)'
+  const ping = spawnSync('docker', ['version', '--format', '{{.Server.Version}}'], { encoding: 'utf8', timeout: 20_000 })
+  if (ping.error) return `no docker client (${(ping.error as NodeJS.ErrnoException).code}); .ci/run installs docker.io`
+  if (ping.status !== 0) return `no container engine answers at ${ENGINE_URL}: ${ping.stderr.trim().split('\n')[0]} (start dockerd; .ci/run does)`
+  const build = spawnSync('bash', [BUILD_SCRIPT, TEST_IMAGE], { encoding: 'utf8', timeout: 300_000 })
+  if (build.status !== 0) return `cannot build the test image ${TEST_IMAGE}: ${(build.stderr || build.stdout).trim().split('\n').slice(-1)[0]}`
+  return undefined
+}
+
+/**
+ * Live processes (zombies excluded) on this machine whose command line contains `marker`. The
+ * containers share this kernel and their PID namespaces are children of ours: their processes are
+ * visible here too.
+ */
+export function processesWith(marker: string): number[] {
+  const found: number[] = []
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue
+    try {
+      const cmdline = readFileSync(`/proc/${name}/cmdline`, 'utf8')
+      if (!cmdline.includes(marker)) continue
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8')
+      const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3)
+      if (state === 'Z' || state === 'X') continue
+      found.push(Number(name))
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return found
+}
+
+/** Ids of the engine's containers with a label (all states). */
+export function containersWithLabel(label: string): string[] {
+  const out = execFileSync('docker', ['ps', '-aq', '--no-trunc', '--filter', `label=${label}`], { encoding: 'utf8' })
+  return out.split('\n').filter(Boolean)
+}
