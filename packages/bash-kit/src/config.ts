@@ -1,6 +1,6 @@
 import { isAbsolute, resolve as resolvePath } from 'node:path'
 import { z } from 'zod'
-import type { BashExecRequest, BashExecSpec, SandboxMode } from '@deepseek-ai/dsh-bash'
+import { BASH_ERROR, type BashExecRequest, type BashExecSpec, codedError, type SandboxMode } from '@deepseek-ai/dsh-bash'
 import { DEFAULT_SECRET_PATTERNS } from './env.js'
 
 /** A positive integer setting; every message names the key (`readyTimeoutMs must be positive`). */
@@ -57,7 +57,7 @@ export function parseConfig<S extends z.ZodType>(schema: S, input: unknown, labe
     // Every executor config built on the shared shape: a default above the cap would be a lie.
     const { timeoutMs, maxTimeoutMs } = parsed.data as { timeoutMs?: unknown; maxTimeoutMs?: unknown }
     if (typeof timeoutMs === 'number' && typeof maxTimeoutMs === 'number' && maxTimeoutMs < timeoutMs) {
-      throw new Error(`invalid ${label} config: timeoutMs (${timeoutMs}) exceeds maxTimeoutMs (${maxTimeoutMs})`)
+      throw codedError(BASH_ERROR.invalidConfig, `invalid ${label} config: timeoutMs (${timeoutMs}) exceeds maxTimeoutMs (${maxTimeoutMs})`)
     }
     return parsed.data
   }
@@ -71,7 +71,7 @@ export function parseConfig<S extends z.ZodType>(schema: S, input: unknown, labe
       return key ? `${key}: ${issue.message}` : issue.message
     })
     .join('; ')
-  throw new Error(`invalid ${label} config: ${details}`)
+  throw codedError(BASH_ERROR.invalidConfig, `invalid ${label} config: ${details}`)
 }
 
 function describeType(expected: string): string {
@@ -82,7 +82,7 @@ function describeType(expected: string): string {
 
 /** Throws `invalid env: bad variable name "<name>"` unless `name` is a shell variable name. */
 export function assertEnvName(name: string): void {
-  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new Error(`invalid env: bad variable name ${JSON.stringify(name)}`)
+  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw codedError(BASH_ERROR.invalidRequest, `invalid env: bad variable name ${JSON.stringify(name)}`)
 }
 
 /**
@@ -94,28 +94,28 @@ export function resolveRequest(
   request: BashExecRequest,
   sandboxMode: SandboxMode | undefined,
 ): BashExecSpec {
-  if (!request || typeof request !== 'object') throw new Error('invalid request: expected an object')
+  if (!request || typeof request !== 'object') throw codedError(BASH_ERROR.invalidRequest, 'invalid request: expected an object')
   if (typeof request.command !== 'string' || request.command.trim() === '') {
-    throw new Error('invalid command: expected a non-empty string')
+    throw codedError(BASH_ERROR.invalidRequest, 'invalid command: expected a non-empty string')
   }
   const requested = request.timeoutMs
   if (requested !== undefined && (typeof requested !== 'number' || !Number.isFinite(requested) || requested <= 0)) {
-    throw new Error(`invalid timeoutMs: expected a positive number, got ${JSON.stringify(requested ?? null)}`)
+    throw codedError(BASH_ERROR.invalidRequest, `invalid timeoutMs: expected a positive number, got ${JSON.stringify(requested ?? null)}`)
   }
   const timeoutMs = Math.min(requested ?? config.timeoutMs, config.maxTimeoutMs)
   const base = config.cwd ? resolvePath(config.cwd) : process.cwd()
   if (request.workdir !== undefined && typeof request.workdir !== 'string') {
-    throw new Error('invalid workdir: expected a string')
+    throw codedError(BASH_ERROR.invalidRequest, 'invalid workdir: expected a string')
   }
   const workdir = request.workdir === undefined || request.workdir === '' ? base : isAbsolute(request.workdir) ? resolvePath(request.workdir) : resolvePath(base, request.workdir)
   const yieldAfterMs = request.yieldAfterMs
   if (yieldAfterMs !== undefined && (typeof yieldAfterMs !== 'number' || !Number.isFinite(yieldAfterMs) || yieldAfterMs <= 0)) {
-    throw new Error(`invalid yieldAfterMs: expected a positive number, got ${JSON.stringify(yieldAfterMs ?? null)}`)
+    throw codedError(BASH_ERROR.invalidRequest, `invalid yieldAfterMs: expected a positive number, got ${JSON.stringify(yieldAfterMs ?? null)}`)
   }
   if (request.env !== undefined) {
     for (const [name, value] of Object.entries(request.env)) {
       assertEnvName(name)
-      if (typeof value !== 'string') throw new Error(`invalid env: ${name} must be a string`)
+      if (typeof value !== 'string') throw codedError(BASH_ERROR.invalidRequest, `invalid env: ${name} must be a string`)
     }
   }
   return {

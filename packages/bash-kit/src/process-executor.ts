@@ -13,6 +13,8 @@ import {
   type CollectedOutput,
   type SandboxFacts,
   unknownTaskError,
+  BASH_ERROR,
+  codedError,
   type OutputListener,
 } from '@deepseek-ai/dsh-bash'
 import { OutputCollector } from './collector.js'
@@ -214,8 +216,8 @@ export abstract class ProcessExecutor extends BashExecutor {
 
       const { exit, leftoverProcesses } = await ending
       const lost = launched.lostReason?.()
-      if (lost) throw new Error(lost)
-      if (cause === 'dispose' || this.disposing) throw new Error('the bash executor was disposed while the command ran')
+      if (lost) throw codedError(BASH_ERROR.connectionLost, lost)
+      if (cause === 'dispose' || this.disposing) throw codedError(BASH_ERROR.disposed, 'the bash executor was disposed while the command ran')
       const out = stdout.result()
       const err = stderr.result()
       const result: BashRunResult = {
@@ -453,16 +455,17 @@ export abstract class ProcessExecutor extends BashExecutor {
   }
 
   private _assertUsable(spec: BashExecSpec): void {
-    if (this.disposing) throw new Error('the bash executor is disposed')
+    if (this.disposing) throw codedError(BASH_ERROR.disposed, 'the bash executor is disposed')
     if (!spec || typeof spec.command !== 'string' || typeof spec.workdir !== 'string' || typeof spec.timeoutMs !== 'number') {
-      throw new Error('invalid spec: call resolve() first')
+      throw codedError(BASH_ERROR.invalidRequest, 'invalid spec: call resolve() first')
     }
     if (Buffer.byteLength(spec.command) > this.config.maxCommandBytes) {
-      throw new Error(
+      throw codedError(
+        BASH_ERROR.commandTooLong,
         `command is too long: ${Buffer.byteLength(spec.command)} bytes (the limit is ${this.config.maxCommandBytes} bytes)`,
       )
     }
-    if (spec.signal?.aborted) throw new Error('the command was aborted before it started')
+    if (spec.signal?.aborted) throw codedError(BASH_ERROR.abortedBeforeStart, 'the command was aborted before it started')
   }
 }
 

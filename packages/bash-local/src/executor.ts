@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { closeSync, rmSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import type { Context } from 'cordis'
-import type { BashExecSpec } from '@deepseek-ai/dsh-bash'
+import { BASH_ERROR, type BashExecSpec, codedError } from '@deepseek-ai/dsh-bash'
 import {
   BASH_ENV_NEXT_VARIABLE as BASH_ENV_NEXT,
   buildEnvironment,
@@ -127,7 +127,7 @@ export class LocalExecutor extends ProcessExecutor {
       line = this.commandLine(spec, scriptPath)
       if (this.transform) {
         const result = this.transform({ spec, label, line, privateDir: this.spillDir, ownerDir: this.ownerSpillDir(spec.owner) })
-        if (result.kind === 'refused') throw new Error(result.reason)
+        if (result.kind === 'refused') throw codedError(result.code ?? BASH_ERROR.startFailed, result.reason)
         transformed = result
         line = result.line
       }

@@ -1,4 +1,4 @@
-import type { BashExecSpec, CollectedOutput, SandboxFacts } from '@deepseek-ai/dsh-bash'
+import type { BashErrorCode, BashExecSpec, CollectedOutput, SandboxFacts } from '@deepseek-ai/dsh-bash'
 import type { ExitFacts, LaunchedCommand } from '@deepseek-ai/dsh-bash-kit'
 import type { CommandLine } from './executor.js'
 
@@ -47,6 +47,8 @@ export interface TransformRefusal {
   kind: 'refused'
   /** The error message the launch fails with (a run rejects, a start throws). */
   reason: string
+  /** The stable code of that error (`DSH_SANDBOX_UNAVAILABLE`, …). Default `DSH_START_FAILED`. */
+  code?: BashErrorCode
 }
 
 /** Runs undo actions once each, isolating failures. */

@@ -6,6 +6,7 @@ import { SandboxedCommand } from './command.js'
 import { checkRequestedMode, type SandboxExecutorConfig, type SandboxModeName } from './config.js'
 import { findGitMetadata, type GitProtection, gitMounts } from './git.js'
 import { buildSeccompFilter } from './seccomp.js'
+import { BASH_ERROR } from '@deepseek-ai/dsh-bash'
 
 /** The start of every refusal when the sandbox cannot work on this machine. */
 export const UNAVAILABLE_PREFIX = 'the sandbox is unavailable, so no command was run'
@@ -79,12 +80,12 @@ export class BwrapSandbox {
       // Resolved once, by `resolve`; a hand-made spec with a bad mode is refused all the same.
       mode = checkRequestedMode(spec.sandboxMode)
     } catch (error) {
-      return { kind: 'refused', reason: (error as Error).message }
+      return { kind: 'refused', reason: (error as Error).message, code: BASH_ERROR.sandboxUnavailable }
     }
     if (mode === 'danger-full-access') {
       return { kind: 'launch', line, cleanup: [], adapt: (launched) => new SandboxedCommand(launched, mode) }
     }
-    if (this.unavailableReason) return { kind: 'refused', reason: this.unavailableReason }
+    if (this.unavailableReason) return { kind: 'refused', reason: this.unavailableReason, code: BASH_ERROR.sandboxUnavailable }
     const { config, workspaceRoot, bwrapPath } = this.settings
     const cleanup: Array<() => void> = []
     const fds: number[] = []
@@ -126,7 +127,7 @@ export class BwrapSandbox {
       // Nothing is started: undo what was set up, and refuse with the reason.
       for (const fd of fds) closeQuietly(fd)
       for (const undo of cleanup.reverse()) undo()
-      return { kind: 'refused', reason: (error as Error).message }
+      return { kind: 'refused', reason: (error as Error).message, code: BASH_ERROR.sandboxUnavailable }
     }
   }
 }

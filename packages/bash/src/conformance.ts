@@ -987,6 +987,7 @@ export function defineBashExecutorConformance(name: string, options: Conformance
         const outcome = await settled
         expect(outcome).toEqual({ error: expect.any(Error) })
         expect((outcome as { error: Error }).error.message).toMatch(/disposed/)
+        expect((outcome as { error: Error }).error).toMatchObject({ code: 'DSH_EXECUTOR_DISPOSED' })
       })
 
       it('is idempotent, and the executor refuses new work afterwards', async () => {

@@ -15,10 +15,7 @@ declare module 'cordis' {
   }
 }
 
-/** The stable error for an unknown task id. */
-export function unknownTaskError(id: string): Error {
-  return new Error(`unknown bash task ${JSON.stringify(String(id))}`)
-}
+export { unknownTaskError } from './errors.js'
 
 /**
  * The executor seam, registered as `ctx.bash`. Subclasses run processes; this base class owns the

@@ -1,2 +1,3 @@
 export * from './types.js'
-export { BashExecutor, unknownTaskError } from './executor.js'
+export { BashExecutor } from './executor.js'
+export { BASH_ERROR, type BashErrorCode, codedError, hasCode, unknownTaskError } from './errors.js'

@@ -100,11 +100,11 @@ function parseCommandLine<S extends Spec>(command: string, args: string[], optio
   try {
     return parseArgs({ args, options, strict: true, allowPositionals })
   } catch (error) {
-    throw new UsageError(flagError(error), command)
+    throw new UsageError(flagError(error, options), command)
   }
 }
 
-function flagError(error: unknown): string {
+function flagError(error: unknown, options: Spec): string {
   const message = error instanceof Error ? error.message : String(error)
   const code = (error as { code?: string }).code
   // "Option '-h, --help' …" names both forms: keep the long one.
@@ -114,9 +114,12 @@ function flagError(error: unknown): string {
       return `unknown flag ${flag ?? message}`
     case 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL':
       return `unexpected argument ${JSON.stringify(/'([^']*)'/.exec(message)?.[1] ?? message)}`
-    case 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE':
-      if (message.includes('does not take an argument')) return `${flag}: takes no value`
-      return `${flag}: expected a value`
+    case 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE': {
+      // One code for two mistakes: the option's declared type says which (never the message's wording).
+      const name = flag?.replace(/^--?/, '') ?? ''
+      const declared = options && Object.hasOwn(options, name) ? options[name] : Object.values(options ?? {}).find((o) => o.short === name)
+      return declared?.type === 'boolean' ? `${flag}: takes no value` : `${flag}: expected a value`
+    }
     default:
       return message
   }

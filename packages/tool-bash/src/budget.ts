@@ -1,3 +1,4 @@
+import { toolBashErrors } from './errors.js'
 /**
  * The per-result budget: a result text that must survive a host that cuts it again (MCP clients).
  *
@@ -25,7 +26,7 @@ export interface ResultBudget {
 export function checkBudget(budget: ResultBudget, name = 'resultBudget'): ResultBudget {
   for (const key of ['bytes', 'lines'] as const) {
     const value = budget?.[key]
-    if (!(Number.isInteger(value) && value > 0)) throw new Error(`${name}.${key} must be a positive integer, got ${JSON.stringify(value ?? null)}`)
+    if (!(Number.isInteger(value) && value > 0)) throw toolBashErrors.invalidConfig(`${name}.${key} must be a positive integer, got ${JSON.stringify(value ?? null)}`)
   }
   return budget
 }

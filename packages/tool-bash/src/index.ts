@@ -12,3 +12,4 @@ export {
 } from './descriptions.js'
 export { type ResultBudget, checkBudget, tailWithin, lineCount, fits } from './budget.js'
 export { presentBashCall, presentBashResult, presentTaskCall, presentTaskResult, readRunStatus, type RunStatus } from './present.js'
+export { TOOL_BASH_ERROR } from './errors.js'

@@ -8,7 +8,6 @@ import { BASH_KILL_DESCRIPTION, BASH_OUTPUT_DESCRIPTION, bashDescription } from 
 import { presentBashCall, presentBashResult, presentTaskCall, presentTaskResult } from './present.js'
 import {
   alreadyFinishedText,
-  foreignTaskMessage,
   killedText,
   renderNotice,
   renderRead,
@@ -25,6 +24,7 @@ import {
   type TaskArgs,
   taskParameters,
 } from './schema.js'
+import { toolBashErrors } from './errors.js'
 
 /** The source every completion notice carries. */
 export const NOTICE_SOURCE = Object.freeze({ kind: 'plugin', plugin: 'tool-bash' } as const)
@@ -63,7 +63,7 @@ function checkConfig(config: ToolBashConfig | undefined): ToolBashConfig {
   const yieldAfterMs = config?.yieldAfterMs
   if (yieldAfterMs !== undefined && yieldAfterMs !== 0) {
     if (!(typeof yieldAfterMs === 'number' && Number.isFinite(yieldAfterMs) && yieldAfterMs > 0)) {
-      throw new Error(`tool-bash: yieldAfterMs must be a positive number of ms or 0 (off), got ${JSON.stringify(yieldAfterMs)}`)
+      throw toolBashErrors.invalidConfig(`tool-bash: yieldAfterMs must be a positive number of ms or 0 (off), got ${JSON.stringify(yieldAfterMs)}`)
     }
     checked.yieldAfterMs = yieldAfterMs
   }
@@ -163,7 +163,7 @@ function assertAccess(ctx: Context, id: string, call: ToolCall): void {
   const bash = ctx.bash
   if (!bash.get(id)) bash.readOutput(id)
   const owner = bash.ownerOf(id)
-  if (owner !== undefined && owner !== ownerToken(call)) throw new Error(foreignTaskMessage(id))
+  if (owner !== undefined && owner !== ownerToken(call)) throw toolBashErrors.foreignTask(id)
 }
 
 function deliverNotice(ctx: Context, task: BashTask): void {
@@ -223,18 +223,18 @@ async function escalation(ctx: Context, args: BashArgs, call: ToolCall): Promise
   const wanted = args.sandbox_permissions
   const justification = args.justification?.trim() ?? ''
   if (wanted === undefined && justification === '') return undefined
-  if (ctx.bash.sandboxMode === undefined) throw new Error('invalid sandbox_permissions: this executor does not use a sandbox')
+  if (ctx.bash.sandboxMode === undefined) throw toolBashErrors.escalationDenied('invalid sandbox_permissions: this executor does not use a sandbox')
   // "Strictly wider" is measured against the session's mode when it sets one.
   const current = sessionMode(call) ?? ctx.bash.sandboxMode
-  if (wanted === undefined) throw new Error('invalid justification: it goes with sandbox_permissions')
-  if (justification === '') throw new Error('invalid sandbox_permissions: a non-empty justification is required with it')
+  if (wanted === undefined) throw toolBashErrors.escalationDenied('invalid justification: it goes with sandbox_permissions')
+  if (justification === '') throw toolBashErrors.escalationDenied('invalid sandbox_permissions: a non-empty justification is required with it')
   const rank = (mode: string) => (MODE_ORDER as readonly string[]).indexOf(mode)
   if (rank(wanted) <= rank(current)) {
-    throw new Error(`invalid sandbox_permissions: "${wanted}" is not wider than the current mode "${current}"`)
+    throw toolBashErrors.escalationDenied(`invalid sandbox_permissions: "${wanted}" is not wider than the current mode "${current}"`)
   }
   const approval = approvalOf(ctx)
   if (!approval) {
-    throw new Error(`sandbox escalation to "${wanted}" needs approval but no approval service is available`)
+    throw toolBashErrors.escalationDenied(`sandbox escalation to "${wanted}" needs approval but no approval service is available`)
   }
   let answer: string
   try {
@@ -250,7 +250,7 @@ async function escalation(ctx: Context, args: BashArgs, call: ToolCall): Promise
     answer = 'unavailable'
   }
   if (answer === 'allowed-once') return wanted
-  if (answer === 'rejected') throw new Error(`sandbox escalation to "${wanted}" was rejected by the user`)
-  if (answer === 'cancelled') throw new Error(`sandbox escalation to "${wanted}" was cancelled`)
-  throw new Error(`sandbox escalation to "${wanted}" could not be approved: approval unavailable`)
+  if (answer === 'rejected') throw toolBashErrors.escalationDenied(`sandbox escalation to "${wanted}" was rejected by the user`)
+  if (answer === 'cancelled') throw toolBashErrors.escalationDenied(`sandbox escalation to "${wanted}" was cancelled`)
+  throw toolBashErrors.escalationDenied(`sandbox escalation to "${wanted}" could not be approved: approval unavailable`)
 }

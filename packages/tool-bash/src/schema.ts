@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { toolBashErrors } from './errors.js'
 
 /** Sandbox modes a call may ask to be widened to, narrowest first. */
 export const ESCALATION_MODES = ['workspace-write', 'danger-full-access'] as const
@@ -35,14 +36,14 @@ export type TaskArgs = z.output<typeof taskParameters>
 
 /** Checks that run after the schema, with the contract's exact messages. */
 export function checkBashArgs(args: BashArgs): void {
-  if (args.command.trim() === '') throw new Error('invalid command: expected a non-empty string')
-  if (args.description.trim() === '') throw new Error('invalid description: expected a non-empty string')
+  if (args.command.trim() === '') throw toolBashErrors.invalidArguments('invalid command: expected a non-empty string')
+  if (args.description.trim() === '') throw toolBashErrors.invalidArguments('invalid description: expected a non-empty string')
   if (args.timeoutMs !== undefined && !(Number.isFinite(args.timeoutMs) && args.timeoutMs > 0)) {
-    throw new Error(`invalid timeoutMs: expected a positive number, got ${JSON.stringify(args.timeoutMs)}`)
+    throw toolBashErrors.invalidArguments(`invalid timeoutMs: expected a positive number, got ${JSON.stringify(args.timeoutMs)}`)
   }
-  if (args.workdir !== undefined && args.workdir.includes('\0')) throw new Error('invalid workdir: contains a NUL byte')
+  if (args.workdir !== undefined && args.workdir.includes('\0')) throw toolBashErrors.invalidArguments('invalid workdir: contains a NUL byte')
 }
 
 export function checkTaskArgs(args: TaskArgs): void {
-  if (args.task_id.trim() === '') throw new Error('invalid task_id: expected a non-empty string')
+  if (args.task_id.trim() === '') throw toolBashErrors.invalidArguments('invalid task_id: expected a non-empty string')
 }
