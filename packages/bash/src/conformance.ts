@@ -743,9 +743,10 @@ export function defineBashExecutorConformance(name: string, options: Conformance
 
       it('unknown ids give the stable error', async () => {
         const bash = await executor()
-        expect(() => bash.readOutput('bash-99')).toThrow(new Error('unknown bash task "bash-99"'))
-        await expect(bash.kill('bash-99')).rejects.toThrow(new Error('unknown bash task "bash-99"'))
-        expect(() => bash.readOutput('nope')).toThrow(new Error('unknown bash task "nope"'))
+        const unknown = (id: string) => expect.objectContaining({ message: `unknown bash task "${id}"`, code: 'DSH_UNKNOWN_TASK' })
+        expect(() => bash.readOutput('bash-99')).toThrow(unknown('bash-99'))
+        await expect(bash.kill('bash-99')).rejects.toThrow(unknown('bash-99'))
+        expect(() => bash.readOutput('nope')).toThrow(unknown('nope'))
         expect(bash.get('bash-99')).toBeUndefined()
       })
 
