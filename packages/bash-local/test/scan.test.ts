@@ -85,10 +85,12 @@ describe('scanning /proc for a tree (scan.ts)', () => {
     expect(sight(process.pid).kind).toBe('live')
     expect(sight(0x3fffffff).kind).toBe('gone')
     // A zombie: a child that exited and is not reaped yet (node reaps on its own schedule: hold it with a stopped parent).
-    const parent = spawn('bash', ['--noprofile', '--norc', '-c', 'true & kill -STOP $$; wait'], { stdio: 'ignore' })
+    // The child outlives the moment its parent stops (sleep 0.3): with `true &` bash sometimes reaped it
+    // before `kill -STOP` ran, and no zombie ever appeared (seen once in a clean-clone run).
+    const parent = spawn('bash', ['--noprofile', '--norc', '-c', 'sleep 0.3 & kill -STOP $$; wait'], { stdio: 'ignore' })
     try {
       let zombie: number | undefined
-      for (let i = 0; i < 200 && zombie === undefined; i++) {
+      for (let i = 0; i < 500 && zombie === undefined; i++) {
         await new Promise((resolve) => setTimeout(resolve, 10))
         for (const pid of allPids()) {
           try {

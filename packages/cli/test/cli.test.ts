@@ -166,11 +166,17 @@ describe('argument parsing', () => {
       workdir: '/remote/only',
     })
     // The convenience flags become executor config.
+    // (In MCP mode the executor keeps no more per stream than one result may show: maxOutputBytes.)
     expect(parseMcpArgs(['--executor', 'container', '--image', 'debian:12', '--engine', 'tcp://10.0.0.2:2375']).executorConfig).toEqual({
       image: 'debian:12',
       engine: 'tcp://10.0.0.2:2375',
+      maxOutputBytes: 10_000,
     })
-    expect(parseMcpArgs(['--executor', 'container', '--executor-config', '{"image":"from-config"}']).executorConfig).toEqual({ image: 'from-config' })
+    expect(parseMcpArgs(['--executor', 'container', '--executor-config', '{"image":"from-config"}']).executorConfig).toEqual({
+      image: 'from-config',
+      maxOutputBytes: 10_000,
+    })
+    expect(parseReplArgs(['--executor', 'container', '--image', 'debian:12']).executorConfig).toEqual({ image: 'debian:12' })
     expect(parseMcpArgs(['--executor', 'sandbox', '--sandbox-mode', 'read-only', '--network', 'on']).executorConfig).toEqual({
       mode: 'read-only',
       network: true,
