@@ -118,8 +118,10 @@ export class CgroupTracker implements ProcessTracker {
     return this.pids()
   }
 
-  signalAll(signal: NodeJS.Signals): void {
-    signalEach(this.pids(), signal)
+  signalAll(signal: NodeJS.Signals): number[] {
+    const pids = this.pids()
+    signalEach(pids, signal)
+    return pids
   }
 
   async killAll(): Promise<void> {

@@ -145,9 +145,12 @@ class LocalCommand implements LaunchedCommand {
     if (this.plan.monitor) {
       this.terminateAroundMonitor()
     } else {
-      tracker.signalAll('SIGTERM')
-      // The main process is signalled directly too: it may not have joined the cgroup yet.
-      if (this.mainAlive) this.child.kill('SIGTERM')
+      const signalled = tracker.signalAll('SIGTERM')
+      // The main process is signalled directly when the tracker did not reach it (it may not have
+      // joined its cgroup yet; a group kill reached it already). Never twice: a second SIGTERM runs a
+      // shell's TERM trap a second time (seen: `trapped` printed twice at load 20).
+      const main = this.child.pid
+      if (this.mainAlive && (main === undefined || !signalled.includes(main))) this.child.kill('SIGTERM')
     }
     if (await this.waitEmpty(graceMs)) return
     if (this.mainAlive) this.child.kill('SIGKILL')

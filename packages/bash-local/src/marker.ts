@@ -38,8 +38,10 @@ export class MarkerTracker implements ProcessTracker {
     return [...(await this.scanner.settled()).found]
   }
 
-  signalAll(signal: NodeJS.Signals): void {
-    signalEach(this.pids(), signal)
+  signalAll(signal: NodeJS.Signals): number[] {
+    const pids = this.pids()
+    signalEach(pids, signal)
+    return pids
   }
 
   async killAll(): Promise<void> {

@@ -1,5 +1,5 @@
 import { CONFIRM_SCANS, freezeAndKill } from './exact-kill.js'
-import { hasProc, signalPid } from './proc.js'
+import { hasProc, readStat, signalPid } from './proc.js'
 import { TreeScanner } from './scan.js'
 import type { ProcessTracker } from './tracker.js'
 
@@ -46,19 +46,26 @@ export class ProcessGroupTracker implements ProcessTracker {
     }
   }
 
-  signalAll(signal: NodeJS.Signals): void {
-    if (!this.pgid) return
+  signalAll(signal: NodeJS.Signals): number[] {
+    if (!this.pgid) return []
     const members = this.pids()
+    const signalled: number[] = []
     try {
       process.kill(-this.pgid, signal)
+      // The group's leader is the command's main process (a new session per command): reached.
+      signalled.push(this.pgid)
     } catch {
       // ESRCH: the group is empty.
     }
     for (const pid of members) {
-      // Children that left the group (found through their parent) get it one by one.
+      // Children that left the group (found through their parent) get it one by one. Only those: a
+      // member still in the group has it already, and a second SIGTERM runs a shell's TERM trap twice.
+      if (readStat(pid)?.pgid === this.pgid) continue
       signalPid(pid, signal)
       if (signal === 'SIGTERM') signalPid(pid, 'SIGCONT')
+      signalled.push(pid)
     }
+    return signalled
   }
 
   async killAll(): Promise<void> {

@@ -22,8 +22,11 @@ export interface ProcessTracker {
   pids(): number[]
   /** Live processes of the command, zombies excluded, looked for until no process of the machine is caught inside execve. */
   livePids(): Promise<number[]>
-  /** Sends a signal to every live process of the command (one look). */
-  signalAll(signal: NodeJS.Signals): void
+  /**
+   * Sends a signal to every live process of the command (one look), each once; returns the pids it
+   * reached for certain (a group signalled as a whole lists only its leader, the command's main process).
+   */
+  signalAll(signal: NodeJS.Signals): number[]
   /** SIGKILLs everything and resolves once nothing is left, or when the strategy can do no more (exact-kill.ts). */
   killAll(): Promise<void>
   /**

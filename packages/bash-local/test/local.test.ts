@@ -97,6 +97,17 @@ describe('local executor: containment', () => {
     expect((await executor({ containment: 'pgroup' })).containment).toBe('pgroup')
   })
 
+  for (const containment of ['cgroup', 'marker', 'pgroup'] as const) {
+    it.runIf(containment !== 'cgroup' || HAS_CGROUP)(`${containment}: a timeout sends the main process one SIGTERM, not two`, async () => {
+      const bash = await executor({ containment })
+      const m = digits()
+      // The handler runs a command, so a second SIGTERM arriving meanwhile would run it again.
+      const result = await run(bash, `n=0; trap 'n=$((n+1)); echo "trapped $n"; sleep 0.4; exit 0' TERM; sleep 1000.${q(m)} & wait`, { timeoutMs: 600 })
+      expect(result.timedOut).toBe(true)
+      expect(result.stdout.text).toBe('trapped 1\n')
+    })
+  }
+
   it('marker: two executors in one process never see each other\'s processes', async () => {
     const a = await executor({ containment: 'marker' })
     const b = await executor({ containment: 'marker' })
