@@ -23,6 +23,6 @@ export {
 } from './config.js'
 export { closeInheritedFds } from './fds.js'
 export { ensurePrivateDir, ownerSpillDirName, UNOWNED_SPILL_DIR } from './spill-dirs.js'
-export type { ExitFacts, LaunchedCommand } from './launched.js'
+export type { ExitFacts, LaunchedCommand, LaunchIdentity } from './launched.js'
 export { TaskView } from './task.js'
 export { ProcessExecutor } from './process-executor.js'

@@ -19,7 +19,7 @@ import {
 } from '@deepseek-ai/dsh-bash'
 import { OutputCollector } from './collector.js'
 import { type ExecutorConfig, MAX_TIMER_MS, resolveRequest } from './config.js'
-import type { ExitFacts, LaunchedCommand } from './launched.js'
+import type { ExitFacts, LaunchedCommand, LaunchIdentity } from './launched.js'
 import { ensurePrivateDir, ownerSpillDirName } from './spill-dirs.js'
 import { TaskView } from './task.js'
 
@@ -101,7 +101,14 @@ export abstract class ProcessExecutor extends BashExecutor {
   }
 
   /** Starts one command. Throws (or rejects) only for infrastructure failures. */
-  protected abstract launch(spec: BashExecSpec, label: string): LaunchedCommand | Promise<LaunchedCommand>
+  protected abstract launch(spec: BashExecSpec, launch: LaunchIdentity): LaunchedCommand | Promise<LaunchedCommand>
+
+  /**
+   * Called when a foreground run yields and becomes the background task `task` (same processes,
+   * same `launched`), before the task is visible. Backends that keep per-task facts (the SSH
+   * executor's task → host map) record them here. Must not throw.
+   */
+  protected adopted(_task: LaunchIdentity, _run: LaunchIdentity, _launched: LaunchedCommand): void {}
 
   /** Subclasses release their own resources here (after every task is gone). */
   protected async disposeBackend(): Promise<void> {}
@@ -125,14 +132,14 @@ export abstract class ProcessExecutor extends BashExecutor {
   }
 
   private async _run(spec: BashExecSpec, active: ActiveRun): Promise<BashRunResult> {
-    const label = `run-${++this._runSeq}`
-    const stdout = this._collector(label, 'stdout', spec.owner)
-    const stderr = this._collector(label, 'stderr', spec.owner)
+    const identity: LaunchIdentity = { id: `run-${++this._runSeq}`, kind: 'run', owner: spec.owner }
+    const stdout = this._collector(identity.id, 'stdout', spec.owner)
+    const stderr = this._collector(identity.id, 'stderr', spec.owner)
     const startedAt = performance.now()
     const startedAtEpoch = Date.now()
     let launched: LaunchedCommand
     try {
-      launched = await this.launch(spec, label)
+      launched = await this.launch(spec, identity)
     } catch (error) {
       stdout.dispose()
       stderr.dispose()
@@ -195,7 +202,7 @@ export abstract class ProcessExecutor extends BashExecutor {
           live = false
           spec.signal?.removeEventListener('abort', onAbort)
           yielded = true
-          const entry = this._adopt(spec, startedAtEpoch, launched, stdout, stderr)
+          const entry = this._adopt(spec, identity, startedAtEpoch, launched, stdout, stderr)
           adopted = entry
           // The timer keeps running: the timeout still counts from the command's start.
           void this._followYielded(entry, ending, () => (cause === 'timeout' ? `timed out after ${spec.timeoutMs}ms` : undefined))
@@ -247,9 +254,22 @@ export abstract class ProcessExecutor extends BashExecutor {
   }
 
   /** Turns a running foreground command into a tracked background task (the yield). */
-  private _adopt(spec: BashExecSpec, startedAt: number, launched: LaunchedCommand, stdout: OutputCollector, stderr: OutputCollector): TaskEntry {
+  private _adopt(
+    spec: BashExecSpec,
+    run: LaunchIdentity,
+    startedAt: number,
+    launched: LaunchedCommand,
+    stdout: OutputCollector,
+    stderr: OutputCollector,
+  ): TaskEntry {
+    const task: LaunchIdentity = { id: `bash-${++this._taskSeq}`, kind: 'task', owner: spec.owner }
+    try {
+      this.adopted(task, run, launched)
+    } catch (error) {
+      console.error(`[dsh-bash] adopting ${run.id} as ${task.id} failed:`, error)
+    }
     const entry: TaskEntry = {
-      view: new TaskView(`bash-${++this._taskSeq}`, spec.command, spec.workdir, startedAt),
+      view: new TaskView(task.id, spec.command, spec.workdir, startedAt),
       owner: spec.owner,
       stdout,
       stderr,
@@ -300,7 +320,7 @@ export abstract class ProcessExecutor extends BashExecutor {
     }
     let launching: LaunchedCommand | Promise<LaunchedCommand>
     try {
-      launching = this.launch(spec, id)
+      launching = this.launch(spec, { id, kind: 'task', owner: spec.owner })
     } catch (error) {
       entry.stdout.dispose()
       entry.stderr.dispose()

@@ -7,6 +7,7 @@ import {
   BASH_ENV_NEXT_VARIABLE as BASH_ENV_NEXT,
   buildEnvironment,
   type LaunchedCommand,
+  type LaunchIdentity,
   ProcessExecutor,
 } from '@deepseek-ai/dsh-bash-kit'
 import { CgroupManager } from './cgroup.js'
@@ -113,8 +114,9 @@ export class LocalExecutor extends ProcessExecutor {
     return { file: this.shellPath, args, joinsThroughBashEnv: true }
   }
 
-  protected launch(spec: BashExecSpec, label: string): Promise<LaunchedCommand> {
+  protected launch(spec: BashExecSpec, launch: LaunchIdentity): Promise<LaunchedCommand> {
     checkWorkdir(spec.workdir)
+    const label = launch.id
     let scriptPath: string | undefined
     if (Buffer.byteLength(spec.command) > MAX_ARGUMENT_BYTES) {
       scriptPath = join(this.ownerSpillDir(spec.owner), `dsh-bash-${label}-script.sh`)
