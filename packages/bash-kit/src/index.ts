@@ -26,3 +26,6 @@ export { ensurePrivateDir, ownerSpillDirName, UNOWNED_SPILL_DIR } from './spill-
 export type { ExitFacts, LaunchedCommand, LaunchIdentity } from './launched.js'
 export { TaskView } from './task.js'
 export { ProcessExecutor } from './process-executor.js'
+export { TaskTable, type TaskTableEntry } from './task-table.js'
+export { OutputPair, type OutputPairOptions } from './output-pair.js'
+export { RunStops, type StopCause, stopOnAbort, stopOnDispose, stopOnTimeout, yieldAfter } from './run-stops.js'
