@@ -12,6 +12,7 @@ import {
 } from '@deepseek-ai/dsh-bash-kit'
 import { CgroupManager } from './cgroup.js'
 import { findExecutable, type LocalExecutorConfig, type LocalExecutorConfigInput, parseLocalConfig } from './config.js'
+import { LauncherHelper } from './helper-launch.js'
 import { checkWorkdir, spawnPlan, writeScript } from './launch.js'
 import { MarkerTracker } from './marker.js'
 import { ProcessGroupTracker } from './pgroup.js'
@@ -71,6 +72,8 @@ export class LocalExecutor extends ProcessExecutor {
   private readonly cgroups?: CgroupManager
   private readonly pipePool?: FifoPipePool
   private readonly preludePath: string
+  /** The launcher helper when `launcher` is `helper` (started at the first command). */
+  private readonly helper?: LauncherHelper
   private pipeFailureLogged = false
   /** The scrubbed, non-interactive inherited environment (computed at the first command). */
   private inheritedEnv?: Readonly<Record<string, string>>
@@ -106,6 +109,7 @@ export class LocalExecutor extends ProcessExecutor {
     this.outputPipes = pipes.kind
     this.outputPipesNote = pipes.note
     this.pipePool = pipes.pool
+    if (parsed.launcher === 'helper') this.helper = new LauncherHelper()
   }
 
   /** The bash command line for a spec (before any transform). */
@@ -176,7 +180,10 @@ export class LocalExecutor extends ProcessExecutor {
       monitor: line.monitor === true,
       extraFds: line.extraFds,
     }
-    const launching = this.takePipes().then((pipes) => spawnPlan({ ...plan, pipes }))
+    const launching = this.takePipes().then((pipes) => {
+      const full = { ...plan, pipes }
+      return this.helper && LauncherHelper.canUse(full) ? this.helper.launch(full) : spawnPlan(full)
+    })
     if (!transformed) return launching
     const { adapt, cleanup } = transformed
     return launching.then(
@@ -210,6 +217,7 @@ export class LocalExecutor extends ProcessExecutor {
   }
 
   protected async disposeBackend(): Promise<void> {
+    await this.helper?.dispose()
     this.cgroups?.dispose()
     this.pipePool?.dispose()
   }
