@@ -1,5 +1,5 @@
 import { defineBashExecutorConformance } from '@deepseek-ai/dsh-bash/conformance'
-import { afterAll } from 'vitest'
+import { afterAll, describe, expect, it } from 'vitest'
 import { cgroupAvailable, countProcesses, createLocal, scratchDir, serverProcess } from './helpers.js'
 
 const dir = scratchDir()
@@ -15,4 +15,20 @@ defineBashExecutorConformance(`local executor (${containment}, launcher helper)`
   workdir: dir.path,
   graceMs: 300,
   serverProcess: { ...server, config: { ...server.config, launcher: 'helper' } },
+})
+
+describe('launcher helper', () => {
+  it('the command is forked by the helper, not by this process; with stdin it is spawned here', async () => {
+    const { executor, dispose } = await createLocal({ containment, launcher: 'helper' })
+    try {
+      const result = await executor.run(executor.resolve({ command: 'tr "\\0" " " < /proc/$PPID/cmdline; echo; echo $PPID', workdir: dir.path }))
+      const [cmdline, ppid] = result.stdout.text.trim().split('\n')
+      expect(Number(ppid)).not.toBe(process.pid)
+      expect(cmdline).toContain('launcher-helper.js')
+      const withStdin = await executor.run(executor.resolve({ command: 'cat >/dev/null; echo $PPID', workdir: dir.path, stdin: 'x' }))
+      expect(Number(withStdin.stdout.text.trim())).toBe(process.pid)
+    } finally {
+      await dispose()
+    }
+  })
 })
