@@ -23,7 +23,9 @@ const SPAWN_BOUND = fileURLToPath(new URL('./lib/spawn-bound.mjs', import.meta.u
 /** Starts the real CLI server over HTTP with the probe preloaded; resolves with its URL and token. */
 async function startServer(workspace, probeFile) {
   const token = 'load-bench-token'
-  const child = spawn(process.execPath, ['--import', PROBE, CLI_MAIN, 'mcp', '--http', '127.0.0.1:0', '--workdir', workspace], {
+  // DSH_BENCH_EXECUTOR_CONFIG (JSON): the local executor's config, e.g. '{"launcher":"helper"}' (issue 16).
+  const extra = process.env.DSH_BENCH_EXECUTOR_CONFIG ? ['--executor-config', process.env.DSH_BENCH_EXECUTOR_CONFIG] : []
+  const child = spawn(process.execPath, ['--import', PROBE, CLI_MAIN, 'mcp', '--http', '127.0.0.1:0', '--workdir', workspace, ...extra], {
     env: { ...process.env, DSH_BASH_TOKEN: token, DSH_BENCH_PROBE_FILE: probeFile },
     stdio: ['pipe', 'ignore', 'pipe'],
   })

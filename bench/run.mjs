@@ -4,7 +4,7 @@
  *
  *   node bench/run.mjs [--quick] [--only NAME[,NAME…]] [--json PATH]
  *
- * NAME: overhead, big, kill, concurrency, notice, load, policy, container. Prints a table and writes JSON to
+ * NAME: overhead, big, kill, concurrency, notice, load, launcher, policy, container. Prints a table and writes JSON to
  * bench/results/latest.json (or PATH).
  */
 import { execFileSync, spawnSync } from 'node:child_process'
@@ -16,7 +16,7 @@ import { parseArgs } from 'node:util'
 import { fmtBytes, fmtMs, MiB, round } from './lib/stats.mjs'
 
 const here = dirname(fileURLToPath(import.meta.url))
-const BENCHES = ['overhead', 'big', 'kill', 'concurrency', 'notice', 'load', 'policy', 'container']
+const BENCHES = ['overhead', 'big', 'kill', 'concurrency', 'notice', 'load', 'launcher', 'policy', 'container']
 
 const { values } = parseArgs({
   options: {
@@ -153,6 +153,14 @@ if (b.notice && !b.notice.error) {
   const n = b.notice
   row('notice', `exit → inject, one at a time: median / p90 (n=${n.sequential.n})`, `${fmtMs(n.sequential.median)} / ${fmtMs(n.sequential.p90)}`, '≤ 100 ms', n.sequential.median <= 100)
   row('notice', `exit → inject, burst of ${n.burst.tasks}: median / p90`, `${fmtMs(n.burst.median)} / ${fmtMs(n.burst.p90)}`, '≤ 100 ms', n.burst.median <= 100)
+}
+if (b.launcher && !b.launcher.error) {
+  for (const r of b.launcher.results) {
+    const at = `server RSS ${r.serverRssMiB} MiB`
+    row('launcher', `${r.burstSize} starts at once, ELD p99 spawn / helper (${at})`, `${fmtMs(r.burst.spawn.eldP99Ms.median)} / ${fmtMs(r.burst.helper.eldP99Ms.median)}`, 'helper ≤ 20 ms', r.burst.helper.eldP99Ms.median <= 20)
+    row('launcher', `${r.burstSize} starts at once, wall helper / spawn (${at})`, String(r.burstWallRatioHelperVsSpawn))
+    row('launcher', `true round trip / bare spawn: spawn, helper (${at})`, `${r.roundTripRatio.spawnVsBare}, ${r.roundTripRatio.helperVsBare}`, 'helper ≤ 1.0', r.roundTripRatio.helperVsBare <= 1)
+  }
 }
 if (b.load && !b.load.error) {
   const l = b.load

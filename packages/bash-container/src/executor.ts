@@ -3,7 +3,7 @@ import { statSync } from 'node:fs'
 import { posix, resolve as resolvePath } from 'node:path'
 import type { Context } from 'cordis'
 import type { BashExecRequest, BashExecSpec } from '@deepseek-ai/dsh-bash'
-import { type LaunchedCommand, ProcessExecutor } from '@deepseek-ai/dsh-bash-kit'
+import { type LaunchedCommand, type LaunchIdentity, ProcessExecutor } from '@deepseek-ai/dsh-bash-kit'
 import { launchInContainer } from './command.js'
 import { type ContainerExecutorConfig, type ContainerExecutorConfigInput, parseContainerConfig } from './config.js'
 import { EngineClient, engineUrlFromEnv } from './engine.js'
@@ -116,7 +116,7 @@ export class ContainerExecutor extends ProcessExecutor {
     }
   }
 
-  protected async launch(spec: BashExecSpec, _label: string): Promise<LaunchedCommand> {
+  protected async launch(spec: BashExecSpec, _launch: LaunchIdentity): Promise<LaunchedCommand> {
     const session = await this.sessionFor(spec.owner)
     return launchInContainer(session, spec, `${this._markerPrefix}-${++this._markerSeq}`)
   }

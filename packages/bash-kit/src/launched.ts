@@ -1,6 +1,23 @@
 import type { Readable } from 'node:stream'
 import type { CollectedOutput, SandboxFacts } from '@deepseek-ai/dsh-bash'
 
+/**
+ * Who a launch is for, handed to `ProcessExecutor.launch`: backends read these fields instead of
+ * parsing a label.
+ */
+export interface LaunchIdentity {
+  /**
+   * Unique per executor, safe in a file name: `run-3` for a foreground run, `bash-2` for a background
+   * task (then it is the task's id). A run that yields becomes a task with another id: the backend
+   * learns it through `ProcessExecutor.adopted`; a run's id is never a task id.
+   */
+  id: string
+  /** `run`: a foreground call (it may yield later); `task`: started in the background by `start`. */
+  kind: 'run' | 'task'
+  /** The spec's owner token (undefined for unowned calls); never a host or a session name. */
+  owner: string | undefined
+}
+
 /** How the main process ended. */
 export interface ExitFacts {
   /** Exit code; null when it died from a signal. */

@@ -1,7 +1,6 @@
 import { chmodSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve as resolvePath } from 'node:path'
-import type { Readable } from 'node:stream'
 import type { Context } from 'cordis'
 import {
   BashExecutor,
@@ -17,17 +16,18 @@ import {
   codedError,
   type OutputListener,
 } from '@deepseek-ai/dsh-bash'
-import { OutputCollector } from './collector.js'
-import { type ExecutorConfig, MAX_TIMER_MS, resolveRequest } from './config.js'
-import type { ExitFacts, LaunchedCommand } from './launched.js'
+import { type ExecutorConfig, resolveRequest } from './config.js'
+import type { ExitFacts, LaunchedCommand, LaunchIdentity } from './launched.js'
 import { ensurePrivateDir, ownerSpillDirName } from './spill-dirs.js'
+import { forwardLive, OutputPair } from './output-pair.js'
+import { RunStops, stopOnAbort, stopOnDispose, stopOnTimeout, yieldAfter } from './run-stops.js'
 import { TaskView } from './task.js'
+import { TaskTable } from './task-table.js'
 
 interface TaskEntry {
   view: TaskView
   owner: string | undefined
-  stdout: OutputCollector
-  stderr: OutputCollector
+  output: OutputPair
   launched?: LaunchedCommand
   /** No process of the task is left (its end is only a drain away). */
   processesGone: boolean
@@ -41,15 +41,11 @@ interface TaskEntry {
 interface ActiveRun {
   /** Set once the launch succeeded. */
   launched?: LaunchedCommand
-  /** Set once the launch succeeded: stops the command (TERM, then KILL after the grace period). */
-  stop?: (why: 'timeout' | 'abort' | 'dispose') => void
+  /** Set once the launch succeeded: its stop causes (disposal records `dispose` there). */
+  stops?: RunStops
   /** Settles when the call is over and everything it launched is released. Never rejects. */
   finished: Promise<void>
 }
-
-const YIELD = Symbol('yield')
-
-const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref?.())
 
 /**
  * Everything an executor does above "start a process and kill its tree": defaults, timeouts,
@@ -66,11 +62,10 @@ export abstract class ProcessExecutor extends BashExecutor {
   protected readonly spillDir: string
   /** Owner token (or undefined) → its spill directory, created once. */
   private readonly _ownerDirs = new Map<string | undefined, string>()
-  private readonly _tasks = new Map<string, TaskEntry>()
+  private readonly _tasks = new TaskTable<TaskEntry>()
   private readonly _activeRuns = new Set<ActiveRun>()
   /** Foreground results whose spill files are kept for the model to read, oldest first. */
-  private readonly _runSpills: OutputCollector[][] = []
-  private _taskSeq = 0
+  private readonly _runSpills: OutputPair[] = []
   private _runSeq = 0
   private _shutdown?: Promise<void>
 
@@ -101,7 +96,14 @@ export abstract class ProcessExecutor extends BashExecutor {
   }
 
   /** Starts one command. Throws (or rejects) only for infrastructure failures. */
-  protected abstract launch(spec: BashExecSpec, label: string): LaunchedCommand | Promise<LaunchedCommand>
+  protected abstract launch(spec: BashExecSpec, launch: LaunchIdentity): LaunchedCommand | Promise<LaunchedCommand>
+
+  /**
+   * Called when a foreground run yields and becomes the background task `task` (same processes,
+   * same `launched`), before the task is visible. Backends that keep per-task facts (the SSH
+   * executor's task → host map) record them here. Must not throw.
+   */
+  protected adopted(_task: LaunchIdentity, _run: LaunchIdentity, _launched: LaunchedCommand): void {}
 
   /** Subclasses release their own resources here (after every task is gone). */
   protected async disposeBackend(): Promise<void> {}
@@ -125,24 +127,22 @@ export abstract class ProcessExecutor extends BashExecutor {
   }
 
   private async _run(spec: BashExecSpec, active: ActiveRun): Promise<BashRunResult> {
-    const label = `run-${++this._runSeq}`
-    const stdout = this._collector(label, 'stdout', spec.owner)
-    const stderr = this._collector(label, 'stderr', spec.owner)
+    const identity: LaunchIdentity = { id: `run-${++this._runSeq}`, kind: 'run', owner: spec.owner }
+    const output = this._output(identity.id, spec.owner)
     const startedAt = performance.now()
     const startedAtEpoch = Date.now()
     let launched: LaunchedCommand
     try {
-      launched = await this.launch(spec, label)
+      launched = await this.launch(spec, identity)
     } catch (error) {
-      stdout.dispose()
-      stderr.dispose()
+      output.dispose()
       throw error
     }
     active.launched = launched
-    // Once the run yielded, the task owns the collectors and the launch: this call releases nothing.
+    // Once the run yielded, the task owns the output and the launch: this call releases nothing.
     let yielded = false
     try {
-      const drain = collectBoth(launched, stdout, stderr, this.config.drainMs)
+      const drain = output.collect(launched, this.config.drainMs)
       let live = true
       if (spec.onOutput) {
         const listener = spec.onOutput
@@ -151,26 +151,23 @@ export abstract class ProcessExecutor extends BashExecutor {
         forwardLive(launched.stdout, 'stdout', forward)
         forwardLive(launched.stderr, 'stderr', forward)
       }
-      let cause: 'timeout' | 'abort' | 'dispose' | undefined
       let termination: Promise<void> | undefined
       // The task a yield turned this run into; a `kill` of it that came first wins over the timeout.
       let adopted: TaskEntry | undefined
-      const stop = (why: 'timeout' | 'abort' | 'dispose') => {
-        if (adopted?.stopRequested) return
-        cause ??= why
+      const stops = new RunStops(() => {
+        if (adopted?.stopRequested) return false
         termination ??= launched.terminate(this.config.graceMs)
-      }
-      active.stop = stop
-      const timer = setTimeout(() => stop('timeout'), Math.min(spec.timeoutMs, MAX_TIMER_MS))
-      const onAbort = () => stop('abort')
-      spec.signal?.addEventListener('abort', onAbort, { once: true })
-      if (spec.signal?.aborted) onAbort()
+        return true
+      })
+      active.stops = stops
+      const cancelTimeout = stopOnTimeout(stops, spec.timeoutMs)
+      const detachAbort = stopOnAbort(stops, spec.signal)
       // A disposal that began while the command was being launched.
-      if (this.disposing) stop('dispose')
+      if (this.disposing) stopOnDispose(stops)
       const ending = (async () => {
         const exit = await launched.exited
-        clearTimeout(timer)
-        spec.signal?.removeEventListener('abort', onAbort)
+        cancelTimeout()
+        detachAbort()
         let leftoverProcesses = 0
         if (!termination) {
           // The main process exited by itself: whatever it left behind is stopped and counted.
@@ -180,33 +177,32 @@ export abstract class ProcessExecutor extends BashExecutor {
         // Escalation to SIGKILL runs to its end even though the main process is gone already.
         await termination
         await drain()
-        stdout.end()
-        stderr.end()
+        output.end()
         return { exit, leftoverProcesses }
       })()
 
       if (spec.yieldAfterMs !== undefined && spec.yieldAfterMs < spec.timeoutMs) {
-        let yieldTimer: ReturnType<typeof setTimeout> | undefined
-        const yieldTime = new Promise<typeof YIELD>((resolve) => (yieldTimer = setTimeout(() => resolve(YIELD), spec.yieldAfterMs)))
-        const first = await Promise.race([ending, yieldTime])
-        clearTimeout(yieldTimer)
         // A command already being stopped (timeout, abort, disposal) ends as a foreground call.
-        if (first === YIELD && cause === undefined && !this.disposing) {
+        const yieldTime = yieldAfter(stops, spec.yieldAfterMs, () => !this.disposing)
+        const first = await Promise.race([ending.then(() => false), yieldTime.yielded])
+        yieldTime.cancel()
+        if (first) {
           live = false
-          spec.signal?.removeEventListener('abort', onAbort)
+          detachAbort()
           yielded = true
-          const entry = this._adopt(spec, startedAtEpoch, launched, stdout, stderr)
+          const entry = this._adopt(spec, identity, startedAtEpoch, launched, output)
           adopted = entry
           // The timer keeps running: the timeout still counts from the command's start.
-          void this._followYielded(entry, ending, () => (cause === 'timeout' ? `timed out after ${spec.timeoutMs}ms` : undefined))
+          void this._followYielded(entry, ending, () => (stops.timedOut ? `timed out after ${spec.timeoutMs}ms` : undefined))
+          const so = output.soFar()
           return {
             exitCode: null,
             signal: null,
             timedOut: false,
             aborted: false,
             timeoutMs: spec.timeoutMs,
-            stdout: soFar(stdout),
-            stderr: soFar(stderr),
+            stdout: so.stdout,
+            stderr: so.stderr,
             durationMs: Math.round(performance.now() - startedAt),
             leftoverProcesses: 0,
             yieldedTo: entry.view.id,
@@ -217,14 +213,14 @@ export abstract class ProcessExecutor extends BashExecutor {
       const { exit, leftoverProcesses } = await ending
       const lost = launched.lostReason?.()
       if (lost) throw codedError(BASH_ERROR.connectionLost, lost)
-      if (cause === 'dispose' || this.disposing) throw codedError(BASH_ERROR.disposed, 'the bash executor was disposed while the command ran')
-      const out = stdout.result()
-      const err = stderr.result()
+      if (stops.cause === 'dispose' || this.disposing) throw codedError(BASH_ERROR.disposed, 'the bash executor was disposed while the command ran')
+      const out = output.stdout.result()
+      const err = output.stderr.result()
       const result: BashRunResult = {
         exitCode: exit.exitCode,
         signal: exit.signal,
-        timedOut: cause === 'timeout',
-        aborted: cause === 'abort',
+        timedOut: stops.cause === 'timeout',
+        aborted: stops.cause === 'abort',
         timeoutMs: spec.timeoutMs,
         stdout: out,
         stderr: err,
@@ -233,13 +229,10 @@ export abstract class ProcessExecutor extends BashExecutor {
       }
       const sandbox = launched.sandboxFacts?.(exit, err)
       if (sandbox) result.sandbox = sandbox
-      this._keepRunSpills(stdout, stderr)
+      this._keepRunSpills(output)
       return result
     } catch (error) {
-      if (!yielded) {
-        stdout.dispose()
-        stderr.dispose()
-      }
+      if (!yielded) output.dispose()
       throw error
     } finally {
       if (!yielded) await launched.release()
@@ -247,17 +240,28 @@ export abstract class ProcessExecutor extends BashExecutor {
   }
 
   /** Turns a running foreground command into a tracked background task (the yield). */
-  private _adopt(spec: BashExecSpec, startedAt: number, launched: LaunchedCommand, stdout: OutputCollector, stderr: OutputCollector): TaskEntry {
+  private _adopt(
+    spec: BashExecSpec,
+    run: LaunchIdentity,
+    startedAt: number,
+    launched: LaunchedCommand,
+    output: OutputPair,
+  ): TaskEntry {
+    const task: LaunchIdentity = { id: this._tasks.nextId(), kind: 'task', owner: spec.owner }
+    try {
+      this.adopted(task, run, launched)
+    } catch (error) {
+      console.error(`[dsh-bash] adopting ${run.id} as ${task.id} failed:`, error)
+    }
     const entry: TaskEntry = {
-      view: new TaskView(`bash-${++this._taskSeq}`, spec.command, spec.workdir, startedAt),
+      view: new TaskView(task.id, spec.command, spec.workdir, startedAt),
       owner: spec.owner,
-      stdout,
-      stderr,
+      output,
       launched,
       processesGone: false,
       stopRequested: false,
     }
-    this._tasks.set(entry.view.id, entry)
+    this._tasks.add(entry)
     return entry
   }
 
@@ -289,24 +293,22 @@ export abstract class ProcessExecutor extends BashExecutor {
 
   start(spec: BashExecSpec): BashTask {
     this._assertUsable(spec)
-    const id = `bash-${++this._taskSeq}`
+    const id = this._tasks.nextId()
     const entry: TaskEntry = {
       view: new TaskView(id, spec.command, spec.workdir),
       owner: spec.owner,
-      stdout: this._collector(id, 'stdout', spec.owner),
-      stderr: this._collector(id, 'stderr', spec.owner),
+      output: this._output(id, spec.owner),
       processesGone: false,
       stopRequested: false,
     }
     let launching: LaunchedCommand | Promise<LaunchedCommand>
     try {
-      launching = this.launch(spec, id)
+      launching = this.launch(spec, { id, kind: 'task', owner: spec.owner })
     } catch (error) {
-      entry.stdout.dispose()
-      entry.stderr.dispose()
+      entry.output.dispose()
       throw error
     }
-    this._tasks.set(id, entry)
+    this._tasks.add(entry)
     if (spec.signal) {
       const signal = spec.signal
       const onAbort = () => void this._requestStop(entry)
@@ -325,7 +327,7 @@ export abstract class ProcessExecutor extends BashExecutor {
   }
 
   list(): BashTask[] {
-    return [...this._tasks.values()].map((entry) => entry.view)
+    return this._tasks.entries().map((entry) => entry.view)
   }
 
   ownerOf(id: string): string | undefined {
@@ -335,14 +337,7 @@ export abstract class ProcessExecutor extends BashExecutor {
   readOutput(id: string): BashTaskRead {
     const entry = this._tasks.get(id)
     if (!entry) throw unknownTaskError(id)
-    const out = entry.stdout.read()
-    const err = entry.stderr.read()
-    let delta = out.text
-    if (err.text) delta += `${delta && !delta.endsWith('\n') ? '\n' : ''}[stderr]\n${err.text}`
-    const spillPaths: BashTaskRead['spillPaths'] = {}
-    if (entry.stdout.spillPath) spillPaths.stdout = entry.stdout.spillPath
-    if (entry.stderr.spillPath) spillPaths.stderr = entry.stderr.spillPath
-    return { task: entry.view, delta, lossy: out.lossy || err.lossy, spillPaths }
+    return { task: entry.view, ...entry.output.read() }
   }
 
   async kill(id: string): Promise<boolean> {
@@ -362,21 +357,18 @@ export abstract class ProcessExecutor extends BashExecutor {
   private async _doShutdown(): Promise<void> {
     this.beginDisposal()
     const waits: Promise<unknown>[] = []
-    for (const entry of this._tasks.values()) {
+    for (const entry of this._tasks.entries()) {
       this._requestStop(entry)
       waits.push(entry.view.done)
     }
     for (const run of this._activeRuns) {
       // A run still launching stops itself once its launch resolves (it sees `disposing`).
-      run.stop?.('dispose')
+      if (run.stops) stopOnDispose(run.stops)
       waits.push(run.finished)
     }
     await Promise.all(waits)
-    for (const entry of this._tasks.values()) {
-      entry.stdout.dispose()
-      entry.stderr.dispose()
-    }
-    for (const collectors of this._runSpills) for (const c of collectors) c.dispose()
+    for (const entry of this._tasks.entries()) entry.output.dispose()
+    for (const pair of this._runSpills) pair.dispose()
     this._runSpills.length = 0
     await this.disposeBackend()
     if (!this.config.keepSpillFiles) rmSync(this.spillDir, { recursive: true, force: true })
@@ -393,7 +385,7 @@ export abstract class ProcessExecutor extends BashExecutor {
   private async _follow(entry: TaskEntry, launched: LaunchedCommand): Promise<void> {
     entry.launched = launched
     if (entry.stopRequested) entry.termination = launched.terminate(this.config.graceMs)
-    const drain = collectBoth(launched, entry.stdout, entry.stderr, this.config.drainMs)
+    const drain = entry.output.collect(launched, this.config.drainMs)
     const exit = await launched.exited
     // A background task is over when none of its processes are left, not when the shell exits.
     await launched.whenEmpty()
@@ -412,10 +404,9 @@ export abstract class ProcessExecutor extends BashExecutor {
 
   private _finish(entry: TaskEntry, exit: ExitFacts, reason?: string, facts?: (stderr: CollectedOutput) => SandboxFacts | undefined): void {
     entry.detach?.()
-    entry.stdout.end()
-    entry.stderr.end()
+    entry.output.end()
     const killed = entry.stopRequested || exit.signal !== null || reason !== undefined
-    const sandbox = reason === undefined ? facts?.(entry.stderr.result()) : undefined
+    const sandbox = reason === undefined ? facts?.(entry.output.stderr.result()) : undefined
     if (!entry.view.end(killed ? 'killed' : 'completed', exit.exitCode, exit.signal, reason, sandbox)) return
     this.emitTaskDone(entry.view)
     this._evict()
@@ -423,35 +414,29 @@ export abstract class ProcessExecutor extends BashExecutor {
 
   private _evict(): void {
     if (this.disposing) return
-    const finished = [...this._tasks.values()].filter((entry) => entry.view.status !== 'running')
-    for (let i = 0; finished.length - i > this.config.maxFinishedTasks; i++) {
-      const entry = finished[i]
-      this._tasks.delete(entry.view.id)
-      entry.stdout.dispose()
-      entry.stderr.dispose()
-    }
+    for (const entry of this._tasks.evictFinished(this.config.maxFinishedTasks)) entry.output.dispose()
   }
 
-  private _keepRunSpills(stdout: OutputCollector, stderr: OutputCollector): void {
-    const spilled = [stdout, stderr].filter((c) => c.spillPath !== undefined)
-    if (spilled.length === 0) {
-      stdout.dispose()
-      stderr.dispose()
+  private _keepRunSpills(output: OutputPair): void {
+    if (!output.spilled) {
+      output.dispose()
       return
     }
-    this._runSpills.push([stdout, stderr])
-    while (this._runSpills.length > this.config.maxFinishedTasks) {
-      for (const c of this._runSpills.shift()!) c.dispose()
-    }
+    this._runSpills.push(output)
+    while (this._runSpills.length > this.config.maxFinishedTasks) this._runSpills.shift()!.dispose()
   }
 
-  private _collector(label: string, stream: 'stdout' | 'stderr', owner: string | undefined): OutputCollector {
-    return new OutputCollector({
-      maxBytes: this.config.maxOutputBytes,
-      maxSpillBytes: this.config.maxSpillBytes,
-      spillPath: join(this.ownerSpillDir(owner), `dsh-bash-${label}-${stream}.log`),
-      keepSpillFile: this.config.keepSpillFiles,
-    })
+  private _output(label: string, owner: string | undefined): OutputPair {
+    return new OutputPair(
+      {
+        maxBytes: this.config.maxOutputBytes,
+        maxSpillBytes: this.config.maxSpillBytes,
+        dir: this.ownerSpillDir(owner),
+        label,
+        keepSpillFile: this.config.keepSpillFiles,
+      },
+      join,
+    )
   }
 
   private _assertUsable(spec: BashExecSpec): void {
@@ -467,57 +452,6 @@ export abstract class ProcessExecutor extends BashExecutor {
     }
     if (spec.signal?.aborted) throw codedError(BASH_ERROR.abortedBeforeStart, 'the command was aborted before it started')
   }
-}
-
-/** The output of a yielded run up to now, consumed: the task's next read continues after it. */
-function soFar(collector: OutputCollector): CollectedOutput {
-  const read = collector.read()
-  const out: CollectedOutput = {
-    text: read.text,
-    truncated: read.lossy,
-    droppedBytes: read.lossy ? Math.max(0, collector.totalBytes - Buffer.byteLength(read.text)) : 0,
-    totalBytes: collector.totalBytes,
-  }
-  if (read.lossy && collector.spillPath) out.spillPath = collector.spillPath
-  return out
-}
-
-/** Decodes a stream for a live listener (progress); the listener's failures never reach the run. */
-function forwardLive(stream: Readable, name: 'stdout' | 'stderr', listener: OutputListener): void {
-  const decoder = new TextDecoder('utf-8', { fatal: false })
-  stream.on('data', (chunk: Buffer) => {
-    const text = decoder.decode(chunk, { stream: true }).replaceAll('\0', '\uFFFD')
-    if (text === '') return
-    try {
-      listener(name, text)
-    } catch {
-      // A progress display must not break the command it displays.
-    }
-  })
-}
-
-/**
- * Feeds the command's streams into their collectors. The returned drain waits until both are
- * closed, for at most `drainMs` (pipes close when the last holder dies; a holder we cannot see must
- * not hold the call), then destroys them.
- */
-function collectBoth(launched: LaunchedCommand, stdout: OutputCollector, stderr: OutputCollector, drainMs: number): () => Promise<void> {
-  const closed = Promise.all([collect(launched.stdout, stdout), collect(launched.stderr, stderr)])
-  return async () => {
-    await Promise.race([closed, delay(drainMs)])
-    launched.stdout.destroy()
-    launched.stderr.destroy()
-  }
-}
-
-/** Feeds a stream into a collector; resolves when the stream is closed (never rejects). */
-function collect(stream: Readable, collector: OutputCollector): Promise<void> {
-  return new Promise((resolve) => {
-    stream.on('data', (chunk: Buffer) => collector.write(chunk))
-    stream.once('close', () => resolve())
-    stream.once('end', () => resolve())
-    stream.once('error', () => resolve())
-  })
 }
 
 function messageOf(error: unknown): string {

@@ -16,6 +16,14 @@ export const localConfigSchema = z
      * with ENXIO), or the first that works (`auto`).
      */
     outputPipes: z.enum(['auto', 'fifo', 'socket'], { error: 'outputPipes must be one of auto, fifo, socket' }).default('auto'),
+    /**
+     * Who forks the commands: this process's event loop (`spawn`, Node's synchronous fork), or a
+     * small long-lived launcher helper process per executor (`helper`), so that a start never blocks
+     * the server's loop and its cost does not grow with the server's memory. `helper` needs real
+     * pipes (outputPipes `fifo`); a command with stdin or a wrapper's extra descriptors (bwrap) is
+     * still spawned here. See bench/README.md, "Launcher".
+     */
+    launcher: z.enum(['spawn', 'helper'], { error: 'launcher must be one of spawn, helper' }).default('spawn'),
   })
   .strict()
 

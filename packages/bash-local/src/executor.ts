@@ -7,10 +7,12 @@ import {
   BASH_ENV_NEXT_VARIABLE as BASH_ENV_NEXT,
   buildEnvironment,
   type LaunchedCommand,
+  type LaunchIdentity,
   ProcessExecutor,
 } from '@deepseek-ai/dsh-bash-kit'
 import { CgroupManager } from './cgroup.js'
 import { findExecutable, type LocalExecutorConfig, type LocalExecutorConfigInput, parseLocalConfig } from './config.js'
+import { LauncherHelper } from './helper-launch.js'
 import { checkWorkdir, spawnPlan, writeScript } from './launch.js'
 import { MarkerTracker } from './marker.js'
 import { ProcessGroupTracker } from './pgroup.js'
@@ -70,6 +72,8 @@ export class LocalExecutor extends ProcessExecutor {
   private readonly cgroups?: CgroupManager
   private readonly pipePool?: FifoPipePool
   private readonly preludePath: string
+  /** The launcher helper when `launcher` is `helper` (started at the first command). */
+  private readonly helper?: LauncherHelper
   private pipeFailureLogged = false
   /** The scrubbed, non-interactive inherited environment (computed at the first command). */
   private inheritedEnv?: Readonly<Record<string, string>>
@@ -105,6 +109,7 @@ export class LocalExecutor extends ProcessExecutor {
     this.outputPipes = pipes.kind
     this.outputPipesNote = pipes.note
     this.pipePool = pipes.pool
+    if (parsed.launcher === 'helper') this.helper = new LauncherHelper()
   }
 
   /** The bash command line for a spec (before any transform). */
@@ -113,8 +118,9 @@ export class LocalExecutor extends ProcessExecutor {
     return { file: this.shellPath, args, joinsThroughBashEnv: true }
   }
 
-  protected launch(spec: BashExecSpec, label: string): Promise<LaunchedCommand> {
+  protected launch(spec: BashExecSpec, launch: LaunchIdentity): Promise<LaunchedCommand> {
     checkWorkdir(spec.workdir)
+    const label = launch.id
     let scriptPath: string | undefined
     if (Buffer.byteLength(spec.command) > MAX_ARGUMENT_BYTES) {
       scriptPath = join(this.ownerSpillDir(spec.owner), `dsh-bash-${label}-script.sh`)
@@ -174,7 +180,10 @@ export class LocalExecutor extends ProcessExecutor {
       monitor: line.monitor === true,
       extraFds: line.extraFds,
     }
-    const launching = this.takePipes().then((pipes) => spawnPlan({ ...plan, pipes }))
+    const launching = this.takePipes().then((pipes) => {
+      const full = { ...plan, pipes }
+      return this.helper && LauncherHelper.canUse(full) ? this.helper.launch(full) : spawnPlan(full)
+    })
     if (!transformed) return launching
     const { adapt, cleanup } = transformed
     return launching.then(
@@ -208,6 +217,7 @@ export class LocalExecutor extends ProcessExecutor {
   }
 
   protected async disposeBackend(): Promise<void> {
+    await this.helper?.dispose()
     this.cgroups?.dispose()
     this.pipePool?.dispose()
   }

@@ -97,12 +97,39 @@ export function spawnPlan(plan: LaunchPlan): Promise<LaunchedCommand> {
       child.removeAllListeners('error')
       // Later errors (a kill of a dead pid) are harmless; an unhandled 'error' would crash.
       child.on('error', () => {})
-      resolve(new LocalCommand(child, plan, streams ?? { stdout: child.stdout!, stderr: child.stderr! }))
+      resolve(new LocalCommand(childMain(child, plan.stdin), plan, streams ?? { stdout: child.stdout!, stderr: child.stderr! }))
     })
   })
 }
 
-class LocalCommand implements LaunchedCommand {
+/**
+ * The command's main process, however it was started: by Node's `spawn` in this process, or by the
+ * launcher helper (see helper-launch.ts).
+ */
+export interface MainProcess {
+  /** Its pid (known once started). */
+  readonly pid: number
+  /** Sends a signal; a process already gone is no error. */
+  kill(signal: NodeJS.Signals): void
+  /** Resolves once it has exited (and was reaped). Never rejects. */
+  readonly exited: Promise<ExitFacts>
+}
+
+/** A process started by Node's `spawn` here, its stdin fed with the plan's input. */
+function childMain(child: ChildProcess, stdin: LaunchPlan['stdin']): MainProcess {
+  if (child.stdin) {
+    // The command may exit without reading its input: EPIPE is expected, not an error.
+    child.stdin.on('error', () => {})
+    child.stdin.end(stdin)
+  }
+  return {
+    pid: child.pid!,
+    kill: (signal) => void child.kill(signal),
+    exited: new Promise((resolve) => child.once('exit', (code, signal) => resolve({ exitCode: code, signal: signal ?? null }))),
+  }
+}
+
+export class LocalCommand implements LaunchedCommand {
   readonly stdout: Readable
   readonly stderr: Readable
   readonly exited: Promise<ExitFacts>
@@ -110,23 +137,16 @@ class LocalCommand implements LaunchedCommand {
   private mainAlive = true
 
   constructor(
-    private readonly child: ChildProcess,
+    private readonly child: MainProcess,
     private readonly plan: LaunchPlan,
     streams: { stdout: Readable; stderr: Readable },
   ) {
     this.stdout = streams.stdout
     this.stderr = streams.stderr
-    plan.tracker.attach(child.pid!)
-    if (child.stdin) {
-      // The command may exit without reading its input: EPIPE is expected, not an error.
-      child.stdin.on('error', () => {})
-      child.stdin.end(plan.stdin)
-    }
-    this.exited = new Promise((resolve) => {
-      child.once('exit', (code, signal) => {
-        this.mainAlive = false
-        resolve({ exitCode: code, signal: signal ?? null })
-      })
+    plan.tracker.attach(child.pid)
+    this.exited = child.exited.then((exit) => {
+      this.mainAlive = false
+      return exit
     })
   }
 
@@ -199,7 +219,7 @@ class LocalCommand implements LaunchedCommand {
   }
 }
 
-function closeFds(fds: number[]): void {
+export function closeFds(fds: number[]): void {
   for (const fd of fds) {
     try {
       closeSync(fd)
@@ -210,7 +230,7 @@ function closeFds(fds: number[]): void {
 }
 
 /** Frees what a launch created: its files (a long script) and its tracker (the cgroup). */
-function releasePlan(plan: LaunchPlan): void {
+export function releasePlan(plan: LaunchPlan): void {
   for (const file of plan.cleanup) {
     try {
       unlinkSync(file)

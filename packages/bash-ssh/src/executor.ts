@@ -4,7 +4,7 @@ import { posix } from 'node:path'
 import type { Context } from 'cordis'
 import ssh2 from 'ssh2'
 import type { BashExecRequest, BashExecSpec } from '@deepseek-ai/dsh-bash'
-import { type LaunchedCommand, ProcessExecutor } from '@deepseek-ai/dsh-bash-kit'
+import { type LaunchedCommand, type LaunchIdentity, ProcessExecutor } from '@deepseek-ai/dsh-bash-kit'
 import { launchRemote } from './command.js'
 import { hostLabel, parseSshConfig, type SshExecutorConfig, type SshExecutorConfigInput, type SshHostConfig } from './config.js'
 import { SshHost } from './host.js'
@@ -25,8 +25,10 @@ export class SshExecutor extends ProcessExecutor {
   private readonly _hosts: SshHost[]
   /** owner token → host, fixed at the owner's first call. */
   private readonly _pins = new Map<string, SshHost>()
-  /** task id → host label. */
+  /** task id → host label (tasks started in the background, and runs that yielded into a task). */
   private readonly _taskHosts = new Map<string, string>()
+  /** launched command → host label, for every launch: a yielded run's task finds its host here. */
+  private readonly _launchHosts = new WeakMap<LaunchedCommand, string>()
   private readonly _markerPrefix = `${process.pid.toString(36)}-${randomBytes(6).toString('hex')}`
   private _markerSeq = 0
 
@@ -68,22 +70,31 @@ export class SshExecutor extends ProcessExecutor {
     return spec
   }
 
-  protected async launch(spec: BashExecSpec, label: string): Promise<LaunchedCommand> {
+  protected async launch(spec: BashExecSpec, launch: LaunchIdentity): Promise<LaunchedCommand> {
     const host = this.pick(spec.owner)
-    if (label.startsWith('bash-')) this._taskHosts.set(label, host.label)
+    // Known at once, while the connection is still being made (a task is visible before it runs).
+    if (launch.kind === 'task') this._taskHosts.set(launch.id, host.label)
     host.active++
     try {
-      return await launchRemote(host, spec, {
+      const launched = await launchRemote(host, spec, {
         shell: this.sshConfig.shell,
         secretPatterns: this.config.secretEnvPatterns,
         marker: `${this._markerPrefix}-${++this._markerSeq}`,
       })
+      this._launchHosts.set(launched, host.label)
+      return launched
     } catch (error) {
       host.active = Math.max(0, host.active - 1)
       throw error
     } finally {
       this._forgetEvictedTasks()
     }
+  }
+
+  /** A yielded run becomes a task on the host it runs on. */
+  protected adopted(task: LaunchIdentity, _run: LaunchIdentity, launched: LaunchedCommand): void {
+    const host = this._launchHosts.get(launched)
+    if (host !== undefined) this._taskHosts.set(task.id, host)
   }
 
   protected async disposeBackend(): Promise<void> {

@@ -239,6 +239,21 @@ describe.skipIf(skip !== undefined)('against real sshd servers', () => {
       for (const t of [task, task2, task3]) await bash.kill(t.id)
       expect(userProcesses(TEST_USER, `sleep 1000.${m}`)).toEqual([])
     })
+
+    it('a run that yields becomes a task on the host it runs on (not the least busy one)', async () => {
+      const bash = await executor({}, [a, b])
+      const m = digits()
+      // A foreground run on b (session-b is pinned to b, the least busy host after session-a took a).
+      await run(bash, 'true', { owner: 'session-a' })
+      const busy = bash.start(bash.resolve({ command: `sleep 1000.${m}`, owner: 'session-a' }))
+      const yielded = await run(bash, `echo up; sleep 1000.${m}`, { owner: 'session-b', yieldAfterMs: 500 })
+      expect(yielded.yieldedTo).toMatch(/^bash-\d+$/)
+      expect(bash.hostOf('session-b')).toBe(`${TEST_USER}@127.0.0.1:${b.port}`)
+      expect(bash.hostOfTask(yielded.yieldedTo!)).toBe(`${TEST_USER}@127.0.0.1:${b.port}`)
+      expect(bash.hostOfTask(busy.id)).toBe(`${TEST_USER}@127.0.0.1:${a.port}`)
+      for (const id of [busy.id, yielded.yieldedTo!]) await bash.kill(id)
+      expect(userProcesses(TEST_USER, `sleep 1000.${m}`)).toEqual([])
+    })
   })
 
   describe('lost connection', () => {

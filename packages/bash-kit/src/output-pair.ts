@@ -1,0 +1,119 @@
+import type { Readable } from 'node:stream'
+import type { BashTaskRead, CollectedOutput, OutputListener } from '@deepseek-ai/dsh-bash'
+import { OutputCollector } from './collector.js'
+
+/** How to build the collectors of one launch. */
+export interface OutputPairOptions {
+  maxBytes: number
+  maxSpillBytes: number
+  /** The owner's spill directory. */
+  dir: string
+  /** The launch id (`run-3`, `bash-2`): the spill files are `dsh-bash-<label>-stdout.log` and `-stderr.log`. */
+  label: string
+  keepSpillFile: boolean
+}
+
+const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref?.())
+
+/**
+ * A command's stdout and stderr collectors as one object: they are created, fed, ended, read,
+ * kept and disposed together.
+ */
+export class OutputPair {
+  readonly stdout: OutputCollector
+  readonly stderr: OutputCollector
+
+  constructor(options: OutputPairOptions, join: (dir: string, name: string) => string) {
+    const collector = (stream: 'stdout' | 'stderr') =>
+      new OutputCollector({
+        maxBytes: options.maxBytes,
+        maxSpillBytes: options.maxSpillBytes,
+        spillPath: join(options.dir, `dsh-bash-${options.label}-${stream}.log`),
+        keepSpillFile: options.keepSpillFile,
+      })
+    this.stdout = collector('stdout')
+    this.stderr = collector('stderr')
+  }
+
+  /** True when either stream spilled to its file (the pair is then kept for the model to read). */
+  get spilled(): boolean {
+    return this.stdout.spillPath !== undefined || this.stderr.spillPath !== undefined
+  }
+
+  end(): void {
+    this.stdout.end()
+    this.stderr.end()
+  }
+
+  dispose(): void {
+    this.stdout.dispose()
+    this.stderr.dispose()
+  }
+
+  /**
+   * Feeds the command's streams into the collectors. The returned drain waits until both are
+   * closed, for at most `drainMs` (pipes close when the last holder dies; a holder we cannot see
+   * must not hold the call), then destroys them.
+   */
+  collect(streams: { stdout: Readable; stderr: Readable }, drainMs: number): () => Promise<void> {
+    const closed = Promise.all([collect(streams.stdout, this.stdout), collect(streams.stderr, this.stderr)])
+    return async () => {
+      await Promise.race([closed, delay(drainMs)])
+      streams.stdout.destroy()
+      streams.stderr.destroy()
+    }
+  }
+
+  /** A background task's read: the new output of both streams, stderr after a `[stderr]` line. */
+  read(): Omit<BashTaskRead, 'task'> {
+    const out = this.stdout.read()
+    const err = this.stderr.read()
+    let delta = out.text
+    if (err.text) delta += `${delta && !delta.endsWith('\n') ? '\n' : ''}[stderr]\n${err.text}`
+    const spillPaths: BashTaskRead['spillPaths'] = {}
+    if (this.stdout.spillPath) spillPaths.stdout = this.stdout.spillPath
+    if (this.stderr.spillPath) spillPaths.stderr = this.stderr.spillPath
+    return { delta, lossy: out.lossy || err.lossy, spillPaths }
+  }
+
+  /** The output of a yielded run up to now, consumed: the task's next read continues after it. */
+  soFar(): { stdout: CollectedOutput; stderr: CollectedOutput } {
+    return { stdout: soFar(this.stdout), stderr: soFar(this.stderr) }
+  }
+}
+
+function soFar(collector: OutputCollector): CollectedOutput {
+  const read = collector.read()
+  const out: CollectedOutput = {
+    text: read.text,
+    truncated: read.lossy,
+    droppedBytes: read.lossy ? Math.max(0, collector.totalBytes - Buffer.byteLength(read.text)) : 0,
+    totalBytes: collector.totalBytes,
+  }
+  if (read.lossy && collector.spillPath) out.spillPath = collector.spillPath
+  return out
+}
+
+/** Decodes a stream for a live listener (progress); the listener's failures never reach the run. */
+export function forwardLive(stream: Readable, name: 'stdout' | 'stderr', listener: OutputListener): void {
+  const decoder = new TextDecoder('utf-8', { fatal: false })
+  stream.on('data', (chunk: Buffer) => {
+    const text = decoder.decode(chunk, { stream: true }).replaceAll('\0', '\uFFFD')
+    if (text === '') return
+    try {
+      listener(name, text)
+    } catch {
+      // A progress display must not break the command it displays.
+    }
+  })
+}
+
+/** Feeds a stream into a collector; resolves when the stream is closed (never rejects). */
+function collect(stream: Readable, collector: OutputCollector): Promise<void> {
+  return new Promise((resolve) => {
+    stream.on('data', (chunk: Buffer) => collector.write(chunk))
+    stream.once('close', () => resolve())
+    stream.once('end', () => resolve())
+    stream.once('error', () => resolve())
+  })
+}

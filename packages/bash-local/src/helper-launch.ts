@@ -1,0 +1,164 @@
+import { type ChildProcess, spawn } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+import { createInterface } from 'node:readline'
+import type { ExitFacts, LaunchedCommand } from '@deepseek-ai/dsh-bash-kit'
+import { closePipe, closeQuietly, pipeReader } from './pipes.js'
+import { type LaunchPlan, LocalCommand, type MainProcess, releasePlan } from './launch.js'
+import type { HelperRequest } from './launcher-helper.js'
+
+/** The built helper: `dist/launcher-helper.js`, from `dist/` (the package) and from `src/` (tests run the sources). */
+const HELPER_PATH = fileURLToPath(new URL('../dist/launcher-helper.js', import.meta.url))
+
+interface Pending {
+  started?: (pid: number) => void
+  failed?: (message: string) => void
+  exited: (exit: ExitFacts) => void
+}
+
+/**
+ * The server's end of the launcher helper (`launcher: 'helper'`): one helper process per executor,
+ * started at the first command, that forks the commands so that this event loop never forks.
+ * Only plans with real pipes, no stdin and no extra descriptors go through it (see `canUse`); the
+ * others are spawned here as before.
+ */
+export class LauncherHelper {
+  #child?: ChildProcess
+  #seq = 0
+  readonly #pending = new Map<number, Pending>()
+  #failure?: string
+  #disposed = false
+
+  /** True when the helper can start this plan (else the caller spawns it in-process). */
+  static canUse(plan: LaunchPlan): boolean {
+    return plan.pipes !== undefined && plan.stdin === undefined && (plan.extraFds?.length ?? 0) === 0
+  }
+
+  /** Starts the plan through the helper; resolves once the process exists, rejects when it cannot start. */
+  launch(plan: LaunchPlan): Promise<LaunchedCommand> {
+    const pipes = plan.pipes!
+    const fail = (message: string) => {
+      closePipe(pipes.stdout)
+      closePipe(pipes.stderr)
+      releasePlan(plan)
+      return Promise.reject(new Error(`failed to start ${plan.file}: ${message}`))
+    }
+    if (this.#disposed) return fail('the launcher helper is stopped')
+    let child: ChildProcess
+    try {
+      child = this.#ensure()
+    } catch (error) {
+      return fail((error as Error).message)
+    }
+    const id = ++this.#seq
+    // The helper opens the write ends by their /proc path (a pipe reopens through it; no name on disk).
+    const request: HelperRequest = {
+      id,
+      file: plan.file,
+      args: plan.args,
+      cwd: plan.cwd,
+      env: plan.env,
+      stdout: `/proc/${process.pid}/fd/${pipes.stdout.writeFd}`,
+      stderr: `/proc/${process.pid}/fd/${pipes.stderr.writeFd}`,
+    }
+    let resolveExit!: (exit: ExitFacts) => void
+    const exited = new Promise<ExitFacts>((resolve) => (resolveExit = resolve))
+    return new Promise<LaunchedCommand>((resolve, reject) => {
+      const entry: Pending = {
+        exited: (exit) => {
+          this.#pending.delete(id)
+          this.#idle()
+          resolveExit(exit)
+        },
+        failed: (message) => {
+          this.#pending.delete(id)
+          this.#idle()
+          fail(message).catch(reject)
+        },
+        started: (pid) => {
+          entry.started = undefined
+          entry.failed = undefined
+          // The helper's copies are open in the command now: ours go, so the pipes reach EOF when it ends.
+          closeQuietly(pipes.stdout.writeFd)
+          closeQuietly(pipes.stderr.writeFd)
+          const main: MainProcess = { pid, kill: (signal) => killQuietly(pid, signal), exited }
+          resolve(new LocalCommand(main, plan, { stdout: pipeReader(pipes.stdout.readFd), stderr: pipeReader(pipes.stderr.readFd) }))
+        },
+      }
+      this.#pending.set(id, entry)
+      this.#busy()
+      child.stdin!.write(`${JSON.stringify(request)}\n`)
+    })
+  }
+
+  /** Stops the helper (once every command is gone: the executor kills them first). */
+  async dispose(): Promise<void> {
+    this.#disposed = true
+    const child = this.#child
+    if (!child || child.exitCode !== null || child.signalCode !== null) return
+    const gone = new Promise<void>((resolve) => child.once('exit', () => resolve()))
+    // Held while it stops (an idle helper is unref'd: the wait alone would not keep the loop alive).
+    child.ref()
+    child.stdin!.end()
+    await gone
+  }
+
+  #ensure(): ChildProcess {
+    if (this.#failure) throw new Error(this.#failure)
+    if (this.#child) return this.#child
+    // The one fork of the server for the helper's whole life; small heap: its own forks stay cheap.
+    const child = spawn(process.execPath, ['--max-old-space-size=64', HELPER_PATH], { stdio: ['pipe', 'pipe', 'inherit'] })
+    child.stdin!.on('error', () => {})
+    child.on('error', (error) => this.#lost(`the launcher helper failed: ${error.message}`))
+    child.once('exit', (code, signal) => {
+      if (!this.#disposed) this.#lost(`the launcher helper exited (${signal ?? `exit code ${code}`})`)
+    })
+    createInterface({ input: child.stdout! }).on('line', (line) => this.#message(line))
+    this.#child = child
+    return child
+  }
+
+  #message(line: string): void {
+    let message: { id: number; pid?: number; error?: string; exitCode?: number | null; signal?: string | null }
+    try {
+      message = JSON.parse(line)
+    } catch {
+      return
+    }
+    const entry = this.#pending.get(message.id)
+    if (!entry) return
+    if (message.pid !== undefined) entry.started?.(message.pid)
+    else if (message.error !== undefined) entry.failed?.(message.error)
+    else entry.exited({ exitCode: message.exitCode ?? null, signal: message.signal ?? null })
+  }
+
+  /** The helper died: nothing it started can report any more; every pending command fails or ends. */
+  #lost(reason: string): void {
+    this.#failure = reason
+    this.#child = undefined
+    for (const entry of [...this.#pending.values()]) {
+      if (entry.failed) entry.failed(reason)
+      else entry.exited({ exitCode: null, signal: null })
+    }
+  }
+
+  /** The helper keeps the server alive only while it has commands in flight. */
+  #busy(): void {
+    if (this.#pending.size !== 1 || !this.#child) return
+    this.#child.ref()
+    ;(this.#child.stdout as unknown as { ref?: () => void }).ref?.()
+  }
+
+  #idle(): void {
+    if (this.#pending.size !== 0 || !this.#child) return
+    this.#child.unref()
+    ;(this.#child.stdout as unknown as { unref?: () => void }).unref?.()
+  }
+}
+
+function killQuietly(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(pid, signal)
+  } catch {
+    // Already gone.
+  }
+}

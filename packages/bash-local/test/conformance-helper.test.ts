@@ -1,0 +1,34 @@
+import { defineBashExecutorConformance } from '@deepseek-ai/dsh-bash/conformance'
+import { afterAll, describe, expect, it } from 'vitest'
+import { cgroupAvailable, countProcesses, createLocal, scratchDir, serverProcess } from './helpers.js'
+
+const dir = scratchDir()
+afterAll(() => dir.remove())
+
+// The launcher helper (`launcher: 'helper'`): the commands are forked by a helper process, not by
+// this event loop; every guarantee of the executor must hold the same.
+const containment = cgroupAvailable() ? 'cgroup' : 'auto'
+const server = serverProcess(containment)
+defineBashExecutorConformance(`local executor (${containment}, launcher helper)`, {
+  create: (config) => createLocal({ containment, launcher: 'helper', ...config }),
+  countProcesses,
+  workdir: dir.path,
+  graceMs: 300,
+  serverProcess: { ...server, config: { ...server.config, launcher: 'helper' } },
+})
+
+describe('launcher helper', () => {
+  it('the command is forked by the helper, not by this process; with stdin it is spawned here', async () => {
+    const { executor, dispose } = await createLocal({ containment, launcher: 'helper' })
+    try {
+      const result = await executor.run(executor.resolve({ command: 'tr "\\0" " " < /proc/$PPID/cmdline; echo; echo $PPID', workdir: dir.path }))
+      const [cmdline, ppid] = result.stdout.text.trim().split('\n')
+      expect(Number(ppid)).not.toBe(process.pid)
+      expect(cmdline).toContain('launcher-helper.js')
+      const withStdin = await executor.run(executor.resolve({ command: 'cat >/dev/null; echo $PPID', workdir: dir.path, stdin: 'x' }))
+      expect(Number(withStdin.stdout.text.trim())).toBe(process.pid)
+    } finally {
+      await dispose()
+    }
+  })
+})
