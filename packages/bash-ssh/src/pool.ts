@@ -1,6 +1,7 @@
 import type { ClientChannel } from 'ssh2'
-import { type ConnectionSettings, lostMessage, SshConnection } from './connection.js'
+import { type ConnectionSettings, SshConnection } from './connection.js'
 import { ControlAgent } from './control-agent.js'
+import { sshErrors } from './errors.js'
 
 /** Something held until `release()`. Releasing is idempotent: only the first call counts. */
 export interface Lease {
@@ -85,7 +86,7 @@ export class ConnectionPool {
   async exec(text: string, setup: (lease: ChannelLease) => void, attempts?: number): Promise<ChannelLease> {
     let refusals = 0
     for (;;) {
-      if (this.closed) throw new Error(`the connection pool for ${this.label} is closed`)
+      if (this.closed) throw sshErrors.poolClosed(this.label)
       const pooled = await this.reserve(attempts)
       let lease!: ChannelLease
       try {
@@ -108,8 +109,8 @@ export class ConnectionPool {
           pooled.capacity = Math.max(1, Math.min(pooled.capacity, pooled.open))
         }
         this.releaseSlot(pooled)
-        if (!alive) throw new Error(lostMessage(this.label))
-        if (++refusals > 20) throw new Error(`cannot open a session on ${this.label}: ${(error as Error).message}`)
+        if (!alive) throw sshErrors.connectionLost(this.label)
+        if (++refusals > 20) throw sshErrors.sessionRefused(this.label, (error as Error).message)
       }
     }
   }
