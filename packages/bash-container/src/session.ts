@@ -1,3 +1,5 @@
+import { messageOf } from '@deepseek-ai/dsh-bash'
+
 import { AGENT_SCRIPT, LIFELINE_SCRIPT } from './scripts.js'
 import { EngineError, type EngineClient, type EngineStream } from './engine.js'
 import { containerErrors, lostMessage } from './errors.js'
@@ -272,6 +274,3 @@ async function waitUntilGone(engine: EngineClient, id: string): Promise<void> {
   }
 }
 
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error)
-}

@@ -1,6 +1,6 @@
 import { PassThrough } from 'node:stream'
 import type { ClientChannel } from 'ssh2'
-import type { BashExecSpec } from '@deepseek-ai/dsh-bash'
+import { type BashExecSpec, messageOf } from '@deepseek-ai/dsh-bash'
 import type { ExitFacts, LaunchedCommand } from '@deepseek-ai/dsh-bash-kit'
 import { lostMessage, sshErrors } from './errors.js'
 import type { SshHost } from './host.js'
@@ -275,8 +275,4 @@ class RemoteCommand implements LaunchedCommand {
       this.host.runHelper(`rm -f -- '${this.scriptPath}'`).catch(() => {})
     }
   }
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error)
 }

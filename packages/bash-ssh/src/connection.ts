@@ -1,5 +1,6 @@
 import ssh2 from 'ssh2'
 import type { Client as ClientType, ClientChannel, ConnectConfig } from 'ssh2'
+import { sleep } from '@deepseek-ai/dsh-bash'
 import { isFatalConnectError, sshErrors } from './errors.js'
 import type { HostKeyPolicy } from './hostkey.js'
 
@@ -14,8 +15,6 @@ export interface ConnectionSettings {
   reconnectDelayMs: number
   maxReconnectDelayMs: number
 }
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref?.())
 
 type LostListener = (reason: string) => void
 
@@ -52,7 +51,7 @@ export class SshConnection {
     const { connectAttempts, reconnectDelayMs, maxReconnectDelayMs, label } = this.settings
     let lastError: Error | undefined
     for (let attempt = 0; attempt < connectAttempts; attempt++) {
-      if (attempt > 0) await sleep(Math.min(reconnectDelayMs * 2 ** (attempt - 1), maxReconnectDelayMs))
+      if (attempt > 0) await sleep(Math.min(reconnectDelayMs * 2 ** (attempt - 1), maxReconnectDelayMs), { unref: true })
       if (this.closing) break
       try {
         await this.connectOnce()

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
-import { statSync } from 'node:fs'
 import { isAbsolute } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { isDirectory } from '@deepseek-ai/dsh-bash'
 import type { Context } from 'cordis'
 import type { Agent } from '@deepseek-ai/dsh-agent'
 import type { ApprovalDecision, ApprovalRequest, ToolContent } from '@deepseek-ai/dsh-tools'
@@ -310,12 +310,4 @@ function errorResult(message: string): CallToolResult {
 
 function copyBlock(block: ToolContent): { type: 'text'; text: string } {
   return { type: 'text', text: block.text }
-}
-
-function isDirectory(path: string): boolean {
-  try {
-    return statSync(path).isDirectory()
-  } catch {
-    return false
-  }
 }
