@@ -2,7 +2,8 @@ import { execFileSync } from 'node:child_process'
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { Context } from 'cordis'
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { trackInstances, uniqueMarker as digits } from '@deepseek-ai/dsh-bash/conformance'
 import { hostMatches, parseSshConfig, parseSshTarget, SSH_ERROR, SshExecutor } from '../src/index.js'
 import { createSsh, hostEntry, type SshInstance } from './helpers.js'
 import { makeKeys, type SshdInstance, startSshd, TEST_USER, type TestKeys, unavailableReason, userProcesses } from './sshd.js'
@@ -12,20 +13,6 @@ if (skip) console.warn(`[dsh-bash-ssh] skipping the tests against a real sshd: $
 
 const WAIT = { timeout: 30_000, interval: 50 }
 
-/** Random digits for a process marker in argv (`sleep 1000.<digits>`). */
-/** What `fn` throws (undefined when it does not). */
-function thrown(fn: () => unknown): unknown {
-  try {
-    fn()
-  } catch (error) {
-    return error
-  }
-  return undefined
-}
-
-function digits(): string {
-  return `${Math.floor(Math.random() * 1e9)}${Math.floor(Math.random() * 1e9)}`
-}
 
 describe('config', () => {
   const host = { host: 'example.org', username: 'u', privateKey: 'x', hostKey: { fingerprint: `SHA256:${'A'.repeat(43)}` } }
@@ -47,8 +34,8 @@ describe('config', () => {
     expect(() => parseSshConfig({ hosts: [host], cwd: 'relative' })).toThrow(/cwd must be an absolute remote path/)
     expect(() => parseSshConfig({ hosts: [host], bogus: 1 })).toThrow(/unknown key\(s\) "bogus"/)
     expect(() => parseSshConfig({ hosts: [host, host] })).toThrow(/u@example\.org:22 is listed twice/)
-    expect(thrown(() => parseSshConfig({ hosts: [host, host] }))).toMatchObject({ code: SSH_ERROR.invalidConfig })
-    expect(thrown(() => parseSshConfig({ hosts: [host], graceMs: -1 }))).toMatchObject({ code: 'DSH_INVALID_CONFIG' })
+    expect(() => parseSshConfig({ hosts: [host, host] })).toThrow(expect.objectContaining({ code: SSH_ERROR.invalidConfig }))
+    expect(() => parseSshConfig({ hosts: [host], graceMs: -1 })).toThrow(expect.objectContaining({ code: 'DSH_INVALID_CONFIG' }))
   })
 
   it('refuses an unreadable or invalid private key, naming the key', () => {
@@ -57,7 +44,7 @@ describe('config', () => {
       /hosts\.0\.privateKeyPath: cannot read \/no\/such\/key/,
     )
     expect(() => new SshExecutor(ctx, { hosts: [{ ...host, privateKey: 'not a key' }] })).toThrow(/hosts\.0\.privateKey/)
-    expect(thrown(() => new SshExecutor(ctx, { hosts: [{ ...host, privateKey: 'not a key' }] }))).toMatchObject({ code: 'DSH_INVALID_CONFIG' })
+    expect(() => new SshExecutor(ctx, { hosts: [{ ...host, privateKey: 'not a key' }] })).toThrow(expect.objectContaining({ code: 'DSH_INVALID_CONFIG' }))
   })
 
   it('parses user@host[:port] targets', () => {
@@ -65,8 +52,8 @@ describe('config', () => {
     expect(parseSshTarget('me@10.0.0.1:2222')).toEqual({ username: 'me', host: '10.0.0.1', port: 2222 })
     expect(parseSshTarget('me@[::1]:22')).toEqual({ username: 'me', host: '::1', port: 22 })
     expect(() => parseSshTarget('box')).toThrow(/expected user@host\[:port\]/)
-    expect(thrown(() => parseSshTarget('box'))).toMatchObject({ code: 'DSH_SSH_INVALID_TARGET' })
-    expect(thrown(() => parseSshTarget('me@box:0'))).toMatchObject({ code: 'DSH_SSH_INVALID_TARGET', message: 'invalid ssh target "me@box:0": port must be 1–65535' })
+    expect(() => parseSshTarget('box')).toThrow(expect.objectContaining({ code: 'DSH_SSH_INVALID_TARGET' }))
+    expect(() => parseSshTarget('me@box:0')).toThrow(expect.objectContaining({ code: 'DSH_SSH_INVALID_TARGET', message: 'invalid ssh target "me@box:0": port must be 1–65535' }))
   })
 
   it('matches known_hosts patterns like OpenSSH', () => {
@@ -82,11 +69,12 @@ describe.skipIf(skip !== undefined)('against real sshd servers', () => {
   let keys: TestKeys
   let a: SshdInstance
   let b: SshdInstance
-  const instances: SshInstance[] = []
+  // One disposal after the other: they close connections to the same sshd.
+  const instances = trackInstances<SshInstance>({ sequential: true })
 
   async function executor(config: Partial<Parameters<typeof createSsh>[0]> = {}, servers = [a]): Promise<SshExecutor> {
     const instance = await createSsh({ cwd: keys.workdir, hosts: servers.map((s) => hostEntry(keys, s)), reconnectDelayMs: 100, ...config })
-    instances.push(instance)
+    instances.track(instance)
     return instance.executor
   }
 
@@ -97,10 +85,6 @@ describe.skipIf(skip !== undefined)('against real sshd servers', () => {
     a = await startSshd(keys, 'a')
     // A server that allows fewer sessions per connection than the executor assumes.
     b = await startSshd(keys, 'b', { maxSessions: 3 })
-  })
-
-  afterEach(async () => {
-    for (const instance of instances.splice(0)) await instance.dispose()
   })
 
   afterAll(async () => {
@@ -212,7 +196,7 @@ describe.skipIf(skip !== undefined)('against real sshd servers', () => {
         // Whether the shell read the file depends on how bash was built; the stderr noise shows it.
         if (probe.stderr.text !== '') expect(result.stderr.text).toBe('more noise\n')
       } finally {
-        for (const instance of instances.splice(0)) await instance.dispose()
+        await instances.disposeAll()
         await noisy.stop()
         if (before === undefined) rmSync(rc, { force: true })
         else writeFileSync(rc, before.replace(noise, ''))
@@ -308,7 +292,7 @@ describe.skipIf(skip !== undefined)('against real sshd servers', () => {
         // The executor works again.
         expect((await run(bash, 'echo back')).stdout.text).toBe('back\n')
       } finally {
-        for (const instance of instances.splice(0)) await instance.dispose()
+        await instances.disposeAll()
         await c.stop()
       }
     })
@@ -333,7 +317,7 @@ describe.skipIf(skip !== undefined)('against real sshd servers', () => {
         // Once the server answers again, the command lost with the connection is killed.
         await vi.waitFor(() => expect(userProcesses(TEST_USER, `sleep 1000.${m}`)).toEqual([]), WAIT)
       } finally {
-        for (const instance of instances.splice(0)) await instance.dispose()
+        await instances.disposeAll()
         await d.stop()
       }
     })
@@ -347,7 +331,7 @@ describe.skipIf(skip !== undefined)('against real sshd servers', () => {
       bash.start(bash.resolve({ command: `setsid sleep 1000.${m} & sleep 1000.${m}`, owner: 'y' }))
       // The second task's shell has the marker in its command line too: four processes.
       await vi.waitFor(() => expect(userProcesses(TEST_USER, `sleep 1000.${m}`).length).toBe(4), WAIT)
-      for (const instance of instances.splice(0)) await instance.dispose()
+      await instances.disposeAll()
       expect(userProcesses(TEST_USER, `sleep 1000.${m}`)).toEqual([])
       await vi.waitFor(() => expect(userProcesses(TEST_USER, 'sshd:')).toEqual([]), WAIT)
     })
