@@ -12,10 +12,10 @@ const SIGNAL_NAMES = new Map<number, string>(Object.entries(constants.signals).m
  * pid; rejects for infrastructure failures (workdir missing, container gone).
  */
 export async function launchInContainer(session: ContainerSession, spec: BashExecSpec, marker: string): Promise<LaunchedCommand> {
-  if (spec.command.includes('\0')) throw new Error(containerErrors.nulInCommand())
-  if (spec.workdir.includes('\0')) throw new Error(containerErrors.nulInWorkdir())
+  if (spec.command.includes('\0')) throw containerErrors.nulInCommand()
+  if (spec.workdir.includes('\0')) throw containerErrors.nulInWorkdir()
   const env: Record<string, string> = { ...NON_INTERACTIVE_ENV, ...(spec.env ?? {}) }
-  for (const [name, value] of Object.entries(env)) if (value.includes('\0')) throw new Error(containerErrors.nulInEnv(name))
+  for (const [name, value] of Object.entries(env)) if (value.includes('\0')) throw containerErrors.nulInEnv(name)
   const pairs = Object.entries(env).map(([k, v]) => `${k}=${v}`)
   const hasStdin = spec.stdin !== undefined
   const payload = [spec.workdir, marker, hasStdin ? 'pipe' : 'none', String(pairs.length), ...pairs, spec.command].join('\0')
@@ -110,7 +110,7 @@ class ContainerCommand implements LaunchedCommand, CommandSink {
     this.lost = reason
     if (!this.startSettled) {
       this.startSettled = true
-      this.rejectStarted(new Error(reason))
+      this.rejectStarted(containerErrors.lost(reason))
     }
     for (const queue of this.waiters.values()) for (const waiter of queue.splice(0)) waiter(undefined)
     this.stdout.end()
@@ -122,7 +122,7 @@ class ContainerCommand implements LaunchedCommand, CommandSink {
     if (this.startSettled) return
     this.startSettled = true
     const wd = this.workdir
-    const message =
+    const error =
       reason === 'nowd'
         ? containerErrors.workdirMissing(wd)
         : reason === 'notdir'
@@ -130,7 +130,7 @@ class ContainerCommand implements LaunchedCommand, CommandSink {
           : reason === 'noaccess'
             ? containerErrors.workdirNoAccess(wd)
             : containerErrors.spawn(reason.replace(/^spawn:/, ''))
-    this.rejectStarted(new Error(message))
+    this.rejectStarted(error)
     this.resolveExited({ exitCode: null, signal: null })
   }
 

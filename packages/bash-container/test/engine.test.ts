@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Context } from 'cordis'
 import { describe, expect, it } from 'vitest'
-import { ContainerExecutor, DEFAULT_ENGINE_URL, EngineClient, engineUrlFromEnv, parseEngineUrl, parseContainerConfig } from '../src/index.js'
+import { CONTAINER_ERROR, ContainerExecutor, DEFAULT_ENGINE_URL, EngineClient, engineUrlFromEnv, parseEngineUrl, parseContainerConfig } from '../src/index.js'
 
 describe('engine URLs (DOCKER_HOST conventions)', () => {
   it('parses unix sockets and tcp addresses', () => {
@@ -34,6 +34,7 @@ describe('engine URLs (DOCKER_HOST conventions)', () => {
     const client = new EngineClient(`unix://${dir}/none.sock`)
     try {
       await expect(client.request('GET', '/_ping')).rejects.toThrow(`cannot reach the container engine at unix://${dir}/none.sock: ENOENT`)
+      await expect(client.request('GET', '/_ping')).rejects.toMatchObject({ code: CONTAINER_ERROR.engineUnreachable })
     } finally {
       client.close()
       rmSync(dir, { recursive: true, force: true })
@@ -71,5 +72,13 @@ describe('container executor config', () => {
     expect(() => new ContainerExecutor(new Context(), { image: 'x', workspace: '/no/such/dir', sweep: false })).toThrow(
       'invalid container executor config: workspace "/no/such/dir" does not exist',
     )
+    expect(() => new ContainerExecutor(new Context(), { image: 'x', workspace: '/no/such/dir', sweep: false })).toThrow(expect.objectContaining({ code: 'DSH_INVALID_CONFIG' }))
+  })
+
+  it('its errors carry stable codes', () => {
+    expect(() => parseEngineUrl('ssh://me@host')).toThrow(expect.objectContaining({ code: 'DSH_CONTAINER_ENGINE_URL' }))
+    expect(() => parseEngineUrl('docker.sock')).toThrow(expect.objectContaining({ code: CONTAINER_ERROR.engineUrl }))
+    expect(() => parseContainerConfig({ image: 'x', mountPath: 'work' })).toThrow(expect.objectContaining({ code: 'DSH_INVALID_CONFIG' }))
+    expect(() => parseContainerConfig({ image: 'x', env: { 'A-B': 'c' } })).toThrow(expect.objectContaining({ code: CONTAINER_ERROR.invalidConfig }))
   })
 })

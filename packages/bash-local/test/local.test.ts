@@ -3,7 +3,8 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, rmSync, st
 import { dirname, join } from 'node:path'
 import { Context } from 'cordis'
 import type { BashTask } from '@deepseek-ai/dsh-bash'
-import { afterAll, afterEach, describe, expect, it, vi } from 'vitest'
+import { afterAll, describe, expect, it, vi } from 'vitest'
+import { splitMarker as q, trackInstances, uniqueMarker as digits, WAIT } from '@deepseek-ai/dsh-bash/conformance'
 import { ownCgroupDirectory, removeStaleCgroups } from '../src/cgroup.js'
 import { LocalExecutor, pidsWithCmdline } from '../src/index.js'
 import { type LocalInstance, cgroupAvailable, createLocal, scratchDir } from './helpers.js'
@@ -11,20 +12,12 @@ import type { LocalExecutorConfigInput } from '../src/index.js'
 
 const dir = scratchDir()
 afterAll(() => dir.remove())
-const WAIT = { timeout: 20_000, interval: 20 }
 const HAS_CGROUP = cgroupAvailable()
 
-let instances: LocalInstance[] = []
-afterEach(async () => {
-  const created = instances
-  instances = []
-  await Promise.all(created.map((instance) => instance.dispose()))
-})
+const instances = trackInstances<LocalInstance>()
 
 async function local(config: LocalExecutorConfigInput = {}): Promise<LocalInstance> {
-  const instance = await createLocal(config)
-  instances.push(instance)
-  return instance
+  return instances.track(await createLocal(config))
 }
 
 async function executor(config: LocalExecutorConfigInput = {}): Promise<LocalExecutor> {
@@ -36,11 +29,6 @@ const run = (bash: LocalExecutor, command: string, extra: Record<string, unknown
 const start = (bash: LocalExecutor, command: string, extra: Record<string, unknown> = {}) =>
   bash.start(bash.resolve({ command, workdir: dir.path, ...extra }))
 
-function digits(): string {
-  return String(Math.floor(Math.random() * 1e9)).padStart(9, '0') + String(Math.floor(Math.random() * 1e3)).padStart(3, '0')
-}
-/** See the conformance suite: split so that only the started process's argv holds the marker. */
-const q = (marker: string) => `${marker.slice(0, 6)}''${marker.slice(6)}`
 
 function numbered(from: number, to: number): string {
   let text = ''

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process'
 import { readFileSync } from 'node:fs'
+import { shellQuote as quote } from '@deepseek-ai/dsh-bash/conformance'
 import { allPids, settledPidsWithCmdline } from '../src/proc.js'
 
 /**
@@ -78,10 +79,6 @@ export function stressTree(tag: string, escape: Escape, longLived = 150): string
     `echo started`,
     `wait`,
   ].join('\n')
-}
-
-function quote(text: string): string {
-  return `'${text.replaceAll("'", `'\\''`)}'`
 }
 
 /** Live processes with `1000.<tag>` in their command line, none caught inside execve. */

@@ -6,7 +6,8 @@ import { execFileSync } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { BashRunResult } from '@deepseek-ai/dsh-bash'
-import { afterAll, afterEach, describe, expect, it } from 'vitest'
+import { trackInstances } from '@deepseek-ai/dsh-bash/conformance'
+import { afterAll, describe, expect, it } from 'vitest'
 import type { SandboxExecutorConfigInput } from '../src/index.js'
 import { createSandbox, type SandboxInstance, sandboxUnavailable, scratchDir } from './helpers.js'
 
@@ -19,12 +20,9 @@ const GIT = 'git -c user.name=t -c user.email=t@t'
 describe.skipIf(reason !== undefined)('git under the sandbox', () => {
   const dir = scratchDir('dsh-sandbox-git-')
   const outside = realpathSync(mkdtempSync(join('/var/tmp', 'dsh-sandbox-git-')))
-  const instances: SandboxInstance[] = []
+  const instances = trackInstances<SandboxInstance>()
   let seq = 0
 
-  afterEach(async () => {
-    await Promise.all(instances.splice(0).map((instance) => instance.dispose()))
-  })
   afterAll(() => {
     dir.remove()
     rmSync(outside, { recursive: true, force: true })
@@ -43,7 +41,7 @@ describe.skipIf(reason !== undefined)('git under the sandbox', () => {
 
   async function runner(config: SandboxExecutorConfigInput) {
     const instance = await createSandbox(config)
-    instances.push(instance)
+    instances.track(instance)
     const executor = instance.executor
     return (command: string, sandboxMode?: string): Promise<BashRunResult> =>
       executor.run(executor.resolve({ command, workdir: config.workspaceRoot, sandboxMode }))
@@ -110,7 +108,7 @@ describe.skipIf(reason !== undefined)('git under the sandbox', () => {
     const root = join(dir.path, `shared-${++seq}`)
     mkdirSync(root)
     const instance = await createSandbox({ mode: 'workspace-write', workspaceRoot: root, cwd: root })
-    instances.push(instance)
+    instances.track(instance)
     const executor = instance.executor
     const long = executor.start(executor.resolve({ command: 'sleep 1; mkdir .git 2>&1; echo done' }))
     await new Promise((r) => setTimeout(r, 200))

@@ -8,7 +8,8 @@ import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { basename, dirname, join } from 'node:path'
 import type { BashRunResult } from '@deepseek-ai/dsh-bash'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { trackInstances, uniqueMarker as digits } from '@deepseek-ai/dsh-bash/conformance'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { SandboxExecutorConfigInput } from '../src/index.js'
 import { countProcesses, createSandbox, type SandboxInstance, sandboxUnavailable, scratchDir } from './helpers.js'
 
@@ -28,16 +29,15 @@ function outsideDir(): { path: string; remove(): void } {
   throw new Error('no writable directory outside /tmp')
 }
 
-const digits = () => String(Math.random()).slice(2, 14).padEnd(12, '7')
 
 describe.skipIf(reason !== undefined)('sandbox executor with real bwrap', () => {
   const workspace = scratchDir()
   const outside = outsideDir()
-  const instances: SandboxInstance[] = []
+  const instances = trackInstances<SandboxInstance>()
 
   async function sandbox(config: SandboxExecutorConfigInput = {}) {
     const instance = await createSandbox({ workspaceRoot: workspace.path, cwd: workspace.path, ...config })
-    instances.push(instance)
+    instances.track(instance)
     return instance.executor
   }
 
@@ -46,9 +46,6 @@ describe.skipIf(reason !== undefined)('sandbox executor with real bwrap', () => 
     return executor.run(executor.resolve({ command, ...extra }))
   }
 
-  afterEach(async () => {
-    await Promise.all(instances.splice(0).map((instance) => instance.dispose()))
-  })
 
   afterAll(() => {
     workspace.remove()

@@ -1,9 +1,10 @@
 import { PassThrough } from 'node:stream'
 import type { ClientChannel } from 'ssh2'
-import type { BashExecSpec } from '@deepseek-ai/dsh-bash'
+import { type BashExecSpec, messageOf } from '@deepseek-ai/dsh-bash'
 import type { ExitFacts, LaunchedCommand } from '@deepseek-ai/dsh-bash-kit'
-import { type ExecHandle, lostMessage, type SshConnection } from './connection.js'
+import { lostMessage, sshErrors } from './errors.js'
 import type { SshHost } from './host.js'
+import type { ChannelLease, Lease } from './pool.js'
 import { execText, HEADER_PREFIX, MAX_EXEC_TEXT_BYTES, UPLOAD_TEXT, wrapperScript } from './scripts.js'
 
 export interface LaunchOptions {
@@ -23,6 +24,17 @@ const MAX_PREAMBLE_BYTES = 64 * 1024
  * missing, shell missing).
  */
 export async function launchRemote(host: SshHost, spec: BashExecSpec, options: LaunchOptions): Promise<LaunchedCommand> {
+  // The command counts on the host from now (pinning sees it at once) until it is released.
+  const occupancy = host.occupy()
+  try {
+    return await startRemote(host, spec, options, occupancy)
+  } catch (error) {
+    occupancy.release()
+    throw error
+  }
+}
+
+async function startRemote(host: SshHost, spec: BashExecSpec, options: LaunchOptions, occupancy: Lease): Promise<LaunchedCommand> {
   const wrapper = wrapperScript({
     shell: options.shell,
     secretPatterns: options.secretPatterns,
@@ -34,16 +46,16 @@ export async function launchRemote(host: SshHost, spec: BashExecSpec, options: L
   if (Buffer.byteLength(text) > MAX_EXEC_TEXT_BYTES) {
     // Too long for one argument of sshd's `$SHELL -c`: the command goes to a private temp file.
     const upload = await host.runHelper(UPLOAD_TEXT, { stdin: spec.command })
-    if (upload.lost) throw new Error(lostMessage(host.label))
+    if (upload.lost) throw sshErrors.connectionLost(host.label)
     scriptPath = upload.stdout.trim()
     if (upload.code !== 0 || !scriptPath.startsWith('/')) {
-      throw new Error(`cannot store the command in a temp file on ${host.label}: ${upload.stderr.trim() || `exit ${upload.code}`}`)
+      throw sshErrors.startFailed(`cannot store the command in a temp file on ${host.label}: ${upload.stderr.trim() || `exit ${upload.code}`}`)
     }
     text = execText(options.shell, wrapper, 'dsh-bash-ssh', [spec.workdir, options.marker, 'file', scriptPath])
   }
   let command!: RemoteCommand
-  await host.exec(text, (handle) => {
-    command = new RemoteCommand(host, handle, options.marker, spec, scriptPath, options.shell)
+  await host.exec(text, (lease) => {
+    command = new RemoteCommand(host, lease, occupancy, options.marker, spec, scriptPath, options.shell)
   })
   try {
     await command.started
@@ -72,22 +84,21 @@ class RemoteCommand implements LaunchedCommand {
   private waiter?: ClientChannel
   private released = false
   private readonly channel: ClientChannel
-  private readonly connection: SshConnection
-  private readonly stopLostWatch: () => void
   /** Startup stderr, kept to explain a failed start. */
   private startupStderr = ''
 
   constructor(
     private readonly host: SshHost,
-    handle: ExecHandle,
+    /** The channel and the hold on its connection (control requests go over it): released by cleanup. */
+    private readonly lease: ChannelLease,
+    /** The host's count of this command: released by release. */
+    private readonly occupancy: Lease,
     private readonly marker: string,
     private readonly spec: BashExecSpec,
     private readonly scriptPath: string | undefined,
     private readonly shell: string,
   ) {
-    this.channel = handle.channel
-    this.connection = handle.connection
-    host.pool.hold(this.connection)
+    this.channel = lease.channel
     this.exited = new Promise((resolve) => {
       this.resolveExited = resolve
     })
@@ -96,7 +107,7 @@ class RemoteCommand implements LaunchedCommand {
       this.rejectStarted = reject
     })
     this.started.catch(() => {})
-    this.stopLostWatch = handle.connection.onLost((reason) => this.markLost(reason))
+    lease.onLost((reason) => this.markLost(reason))
     this.stdout.on('error', () => {})
     this.stderr.on('error', () => {})
     this.wireChannel()
@@ -140,7 +151,7 @@ class RemoteCommand implements LaunchedCommand {
       this.stdout.end()
       this.stderr.end()
       if (!this.startSettled) {
-        if (!this.exitFacts) this.failStart(lostMessage(this.host.label))
+        if (!this.exitFacts) this.failStart(lostMessage(this.host.label), true)
         else if (this.exitFacts.exitCode === 127) {
           this.failStart(`shell not found on ${this.host.label}: ${this.shell}${this.startupDetails()}`)
         } else {
@@ -185,10 +196,11 @@ class RemoteCommand implements LaunchedCommand {
     else this.failStart(`unexpected output from the remote wrapper on ${this.host.label}: ${JSON.stringify(line.slice(0, 100))}`)
   }
 
-  private failStart(message: string): void {
+  /** `lost`: the start failed because the connection went away (else the command could not start). */
+  private failStart(message: string, lost = false): void {
     if (this.startSettled) return
     this.startSettled = true
-    this.rejectStarted(new Error(message))
+    this.rejectStarted(lost ? sshErrors.lostWith(message) : sshErrors.startFailed(message))
     this.resolveExited({ exitCode: null, signal: null })
   }
 
@@ -196,7 +208,7 @@ class RemoteCommand implements LaunchedCommand {
   private markLost(reason: string): void {
     if (this.lost || this.released) return
     if (!this.startSettled) {
-      this.failStart(reason)
+      this.failStart(reason, true)
       this.host.addOrphan(this.marker)
       return
     }
@@ -234,7 +246,7 @@ class RemoteCommand implements LaunchedCommand {
   private async control(op: 'count' | 'term' | 'wait', arg: number, onChannel?: (channel: ClientChannel) => void): Promise<string | undefined> {
     if (this.lost || !this.pid) return undefined
     try {
-      const answer = await this.host.control(this.connection, op, this.pid, this.marker, arg, onChannel)
+      const answer = await this.host.control(this.lease, op, this.pid, this.marker, arg, onChannel)
       if (answer === undefined && !this.released) this.markLost(lostMessage(this.host.label))
       return answer
     } catch (error) {
@@ -247,29 +259,20 @@ class RemoteCommand implements LaunchedCommand {
   release(): void {
     if (this.released) return
     this.cleanup()
-    this.host.active = Math.max(0, this.host.active - 1)
+    this.occupancy.release()
   }
 
   /** Closes what this command holds open (also after a failed start). */
   cleanup(): void {
     if (this.released) return
     this.released = true
-    this.host.pool.unhold(this.connection)
-    this.stopLostWatch()
     // A waiter stops when its stdin ends.
     this.waiter?.end()
-    try {
-      this.channel.close()
-    } catch {
-      // Already closed.
-    }
+    // Stops the loss watch, closes the channel, and lets the pool close an idle overflow connection.
+    this.lease.release()
     if (this.scriptPath && !this.lost) {
       // The wrapper deletes the file once read; this covers a command stopped before that.
       this.host.runHelper(`rm -f -- '${this.scriptPath}'`).catch(() => {})
     }
   }
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error)
 }

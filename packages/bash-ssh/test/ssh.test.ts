@@ -2,8 +2,9 @@ import { execFileSync } from 'node:child_process'
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { Context } from 'cordis'
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
-import { hostMatches, parseSshConfig, parseSshTarget, SshExecutor } from '../src/index.js'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { trackInstances, uniqueMarker as digits } from '@deepseek-ai/dsh-bash/conformance'
+import { hostMatches, parseSshConfig, parseSshTarget, SSH_ERROR, SshExecutor } from '../src/index.js'
 import { createSsh, hostEntry, type SshInstance } from './helpers.js'
 import { makeKeys, type SshdInstance, startSshd, TEST_USER, type TestKeys, unavailableReason, userProcesses } from './sshd.js'
 
@@ -12,10 +13,6 @@ if (skip) console.warn(`[dsh-bash-ssh] skipping the tests against a real sshd: $
 
 const WAIT = { timeout: 30_000, interval: 50 }
 
-/** Random digits for a process marker in argv (`sleep 1000.<digits>`). */
-function digits(): string {
-  return `${Math.floor(Math.random() * 1e9)}${Math.floor(Math.random() * 1e9)}`
-}
 
 describe('config', () => {
   const host = { host: 'example.org', username: 'u', privateKey: 'x', hostKey: { fingerprint: `SHA256:${'A'.repeat(43)}` } }
@@ -37,6 +34,8 @@ describe('config', () => {
     expect(() => parseSshConfig({ hosts: [host], cwd: 'relative' })).toThrow(/cwd must be an absolute remote path/)
     expect(() => parseSshConfig({ hosts: [host], bogus: 1 })).toThrow(/unknown key\(s\) "bogus"/)
     expect(() => parseSshConfig({ hosts: [host, host] })).toThrow(/u@example\.org:22 is listed twice/)
+    expect(() => parseSshConfig({ hosts: [host, host] })).toThrow(expect.objectContaining({ code: SSH_ERROR.invalidConfig }))
+    expect(() => parseSshConfig({ hosts: [host], graceMs: -1 })).toThrow(expect.objectContaining({ code: 'DSH_INVALID_CONFIG' }))
   })
 
   it('refuses an unreadable or invalid private key, naming the key', () => {
@@ -45,6 +44,7 @@ describe('config', () => {
       /hosts\.0\.privateKeyPath: cannot read \/no\/such\/key/,
     )
     expect(() => new SshExecutor(ctx, { hosts: [{ ...host, privateKey: 'not a key' }] })).toThrow(/hosts\.0\.privateKey/)
+    expect(() => new SshExecutor(ctx, { hosts: [{ ...host, privateKey: 'not a key' }] })).toThrow(expect.objectContaining({ code: 'DSH_INVALID_CONFIG' }))
   })
 
   it('parses user@host[:port] targets', () => {
@@ -52,6 +52,8 @@ describe('config', () => {
     expect(parseSshTarget('me@10.0.0.1:2222')).toEqual({ username: 'me', host: '10.0.0.1', port: 2222 })
     expect(parseSshTarget('me@[::1]:22')).toEqual({ username: 'me', host: '::1', port: 22 })
     expect(() => parseSshTarget('box')).toThrow(/expected user@host\[:port\]/)
+    expect(() => parseSshTarget('box')).toThrow(expect.objectContaining({ code: 'DSH_SSH_INVALID_TARGET' }))
+    expect(() => parseSshTarget('me@box:0')).toThrow(expect.objectContaining({ code: 'DSH_SSH_INVALID_TARGET', message: 'invalid ssh target "me@box:0": port must be 1–65535' }))
   })
 
   it('matches known_hosts patterns like OpenSSH', () => {
@@ -67,11 +69,12 @@ describe.skipIf(skip !== undefined)('against real sshd servers', () => {
   let keys: TestKeys
   let a: SshdInstance
   let b: SshdInstance
-  const instances: SshInstance[] = []
+  // One disposal after the other: they close connections to the same sshd.
+  const instances = trackInstances<SshInstance>({ sequential: true })
 
   async function executor(config: Partial<Parameters<typeof createSsh>[0]> = {}, servers = [a]): Promise<SshExecutor> {
     const instance = await createSsh({ cwd: keys.workdir, hosts: servers.map((s) => hostEntry(keys, s)), reconnectDelayMs: 100, ...config })
-    instances.push(instance)
+    instances.track(instance)
     return instance.executor
   }
 
@@ -82,10 +85,6 @@ describe.skipIf(skip !== undefined)('against real sshd servers', () => {
     a = await startSshd(keys, 'a')
     // A server that allows fewer sessions per connection than the executor assumes.
     b = await startSshd(keys, 'b', { maxSessions: 3 })
-  })
-
-  afterEach(async () => {
-    for (const instance of instances.splice(0)) await instance.dispose()
   })
 
   afterAll(async () => {
@@ -124,6 +123,7 @@ describe.skipIf(skip !== undefined)('against real sshd servers', () => {
       )
       expect(error?.message).toMatch(new RegExp(`^host key verification failed for ${TEST_USER}@127\\.0\\.0\\.1:${a.port}: the host key has CHANGED`))
       expect(error?.message).toContain(a.fingerprint)
+      expect(error).toMatchObject({ code: 'DSH_SSH_HOST_KEY_REJECTED' })
     })
 
     it('refuses an unknown host and a wrong pinned fingerprint', async () => {
@@ -133,12 +133,14 @@ describe.skipIf(skip !== undefined)('against real sshd servers', () => {
       await expect(run(unknown, 'echo never')).rejects.toThrow(`host key verification failed for ${TEST_USER}@127.0.0.1:${a.port}: the host is unknown`)
       const wrong = await executor({ hosts: [hostEntry(keys, a, { hostKey: { fingerprint: b.fingerprint } })] })
       await expect(run(wrong, 'echo never')).rejects.toThrow(`does not match the pinned fingerprint ${b.fingerprint}`)
+      await expect(run(wrong, 'echo never')).rejects.toMatchObject({ code: SSH_ERROR.hostKeyRejected })
     })
 
     it('a server that is not there gives an error naming the host, after the retries', async () => {
       const port = a.port === 1 ? 2 : 1
       const bash = await executor({ hosts: [{ ...hostEntry(keys, a), port }], connectAttempts: 2, reconnectDelayMs: 10 })
       await expect(run(bash, 'true')).rejects.toThrow(`cannot connect to ${TEST_USER}@127.0.0.1:${port}: connect ECONNREFUSED`)
+      await expect(run(bash, 'true')).rejects.toMatchObject({ code: 'DSH_SSH_CONNECT_FAILED' })
     })
   })
 
@@ -157,6 +159,13 @@ describe.skipIf(skip !== undefined)('against real sshd servers', () => {
       const bash = await executor()
       const result = await run(bash, 'echo "$TERM $X"; cat; readlink /proc/$$/fd/0', { env: { TERM: 'xterm', X: "it's" } })
       expect(result.stdout.text).toBe("xterm it's\n/dev/null\n")
+    })
+
+    it('a start failure carries DSH_START_FAILED: missing workdir, missing shell', async () => {
+      const bash = await executor()
+      await expect(run(bash, 'true', { workdir: '/no/such/dir' })).rejects.toMatchObject({ code: 'DSH_START_FAILED', message: 'workdir does not exist: /no/such/dir' })
+      const noShell = await executor({ shell: '/no/such/shell' })
+      await expect(run(noShell, 'true')).rejects.toMatchObject({ code: SSH_ERROR.startFailed })
     })
 
     it('a command longer than one argument (>128 KiB) runs; one over maxCommandBytes is refused', async () => {
@@ -187,7 +196,7 @@ describe.skipIf(skip !== undefined)('against real sshd servers', () => {
         // Whether the shell read the file depends on how bash was built; the stderr noise shows it.
         if (probe.stderr.text !== '') expect(result.stderr.text).toBe('more noise\n')
       } finally {
-        for (const instance of instances.splice(0)) await instance.dispose()
+        await instances.disposeAll()
         await noisy.stop()
         if (before === undefined) rmSync(rc, { force: true })
         else writeFileSync(rc, before.replace(noise, ''))
@@ -284,6 +293,7 @@ describe.skipIf(skip !== undefined)('against real sshd servers', () => {
         await c.kill()
         const error = await call
         expect(error?.message).toBe(`connection to ${TEST_USER}@127.0.0.1:${c.port} lost`)
+        expect(error).toMatchObject({ code: 'DSH_CONNECTION_LOST' })
         await task.done
         expect(task.status).toBe('killed')
         expect(task.reason).toBe(`connection to ${TEST_USER}@127.0.0.1:${c.port} lost`)
@@ -297,7 +307,7 @@ describe.skipIf(skip !== undefined)('against real sshd servers', () => {
         // The executor works again.
         expect((await run(bash, 'echo back')).stdout.text).toBe('back\n')
       } finally {
-        for (const instance of instances.splice(0)) await instance.dispose()
+        await instances.disposeAll()
         await c.stop()
       }
     })
@@ -322,7 +332,7 @@ describe.skipIf(skip !== undefined)('against real sshd servers', () => {
         // Once the server answers again, the command lost with the connection is killed.
         await vi.waitFor(() => expect(userProcesses(TEST_USER, `sleep 1000.${m}`)).toEqual([]), WAIT)
       } finally {
-        for (const instance of instances.splice(0)) await instance.dispose()
+        await instances.disposeAll()
         await d.stop()
       }
     })
@@ -336,7 +346,7 @@ describe.skipIf(skip !== undefined)('against real sshd servers', () => {
       bash.start(bash.resolve({ command: `setsid sleep 1000.${m} & sleep 1000.${m}`, owner: 'y' }))
       // The second task's shell has the marker in its command line too: four processes.
       await vi.waitFor(() => expect(userProcesses(TEST_USER, `sleep 1000.${m}`).length).toBe(4), WAIT)
-      for (const instance of instances.splice(0)) await instance.dispose()
+      await instances.disposeAll()
       expect(userProcesses(TEST_USER, `sleep 1000.${m}`)).toEqual([])
       await vi.waitFor(() => expect(userProcesses(TEST_USER, 'sshd:')).toEqual([]), WAIT)
     })
