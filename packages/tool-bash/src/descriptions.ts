@@ -39,7 +39,7 @@ export function bashDescription(options: { sandbox?: boolean; yieldAfterMs?: num
 /**
  * The short text a host adds to its system prompt (or an MCP server to its `instructions`) when
  * these tools are loaded: what the markers mean and what to do with them, background tasks and
- * polling, and interactive tasks. Three sentences.
+ * polling, interactive tasks. Two sentences.
  */
 export function bashPromptSection(options: { yieldAfterMs?: number } = {}): string {
   const yielding = options.yieldAfterMs
@@ -47,8 +47,7 @@ export function bashPromptSection(options: { yieldAfterMs?: number } = {}): stri
     : ''
   return [
     'Each bash call runs in a fresh non-interactive shell (pass "workdir" instead of cd); its result ends with status markers in square brackets such as "[exit code: N]" or "[timed out after Nms]", and "[output truncated; full output: PATH]" names a file holding all of the output: read it with grep, head or tail rather than running the command again.',
-    `Start servers, watchers and long builds with run_in_background${yielding}, then poll the task with bash_output until its status is no longer running (a finished task is announced only with your next request, so keep polling) and stop it with bash_kill.`,
-    'A program that needs a person (a prompt, a REPL, a debugger, a pager) runs with run_in_background and interactive: true, in a terminal you type into with bash_input ("\\n" is Enter, "\\u0003" Ctrl-C), but only when no flag, file or pipe can answer it instead.',
+    `Start servers, watchers and long builds with run_in_background${yielding}, then poll the task with bash_output until its status is no longer running (a finished task is announced only with your next request, so keep polling) and stop it with bash_kill; a program that needs a person (a prompt, a REPL, a debugger, a pager) also runs with interactive: true, in a terminal you type into with bash_input ("\\n" is Enter, "\\u0003" Ctrl-C), but only when no flag, file or pipe can answer it instead.`,
   ].join(' ')
 }
 
