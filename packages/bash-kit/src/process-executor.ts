@@ -14,7 +14,11 @@ import {
   unknownTaskError,
   BASH_ERROR,
   codedError,
+  sleep,
   type OutputListener,
+  interactiveUnsupportedError,
+  notInteractiveError,
+  taskFinishedError,
 } from '@deepseek-ai/dsh-bash'
 import { type ExecutorConfig, resolveRequest } from './config.js'
 import type { ExitFacts, LaunchedCommand, LaunchIdentity } from './launched.js'
@@ -23,6 +27,7 @@ import { forwardLive, OutputPair } from './output-pair.js'
 import { RunStops, stopOnAbort, stopOnDispose, stopOnTimeout, yieldAfter } from './run-stops.js'
 import { TaskView } from './task.js'
 import { TaskTable } from './task-table.js'
+import { TerminalView } from './terminal.js'
 
 interface TaskEntry {
   view: TaskView
@@ -36,6 +41,12 @@ interface TaskEntry {
   termination?: Promise<void>
   /** Removes the listener on the caller's AbortSignal. */
   detach?: () => void
+  /** Interactive tasks only: the terminal emulator fed with the raw stream; reads come from it. */
+  terminal?: TerminalView
+  /** Settles with the launched command, or undefined when the launch failed. */
+  launching?: Promise<LaunchedCommand | undefined>
+  /** Why the executor ended the task itself (a backend that gave no terminal). */
+  failure?: string
 }
 
 interface ActiveRun {
@@ -105,6 +116,14 @@ export abstract class ProcessExecutor extends BashExecutor {
    */
   protected adopted(_task: LaunchIdentity, _run: LaunchIdentity, _launched: LaunchedCommand): void {}
 
+  /**
+   * True when `launch` honours `spec.interactive` (a pseudo-terminal, `LaunchedCommand.terminal`
+   * and `write`). Default false: `start` then refuses interactive specs with `interactiveUnsupported`.
+   */
+  protected get supportsInteractive(): boolean {
+    return false
+  }
+
   /** Subclasses release their own resources here (after every task is gone). */
   protected async disposeBackend(): Promise<void> {}
 
@@ -114,6 +133,9 @@ export abstract class ProcessExecutor extends BashExecutor {
 
   async run(spec: BashExecSpec): Promise<BashRunResult> {
     this._assertUsable(spec)
+    if (spec.interactive) {
+      throw codedError(BASH_ERROR.invalidRequest, 'interactive commands run only as background tasks (start), never in the foreground (run)')
+    }
     let markFinished!: () => void
     // Tracked from before the launch, so that a disposal that starts meanwhile still stops it.
     const active: ActiveRun = { finished: new Promise<void>((resolve) => (markFinished = resolve)) }
@@ -293,9 +315,11 @@ export abstract class ProcessExecutor extends BashExecutor {
 
   start(spec: BashExecSpec): BashTask {
     this._assertUsable(spec)
+    if (spec.interactive) this._assertInteractive(spec)
     const id = this._tasks.nextId()
     const entry: TaskEntry = {
-      view: new TaskView(id, spec.command, spec.workdir),
+      view: new TaskView(id, spec.command, spec.workdir, undefined, spec.interactive === true),
+      ...(spec.interactive ? { terminal: new TerminalView() } : {}),
       owner: spec.owner,
       output: this._output(id, spec.owner),
       processesGone: false,
@@ -306,8 +330,13 @@ export abstract class ProcessExecutor extends BashExecutor {
       launching = this.launch(spec, { id, kind: 'task', owner: spec.owner })
     } catch (error) {
       entry.output.dispose()
+      entry.terminal?.dispose()
       throw error
     }
+    entry.launching = Promise.resolve(launching).then(
+      (launched) => launched,
+      () => undefined,
+    )
     this._tasks.add(entry)
     if (spec.signal) {
       const signal = spec.signal
@@ -337,7 +366,12 @@ export abstract class ProcessExecutor extends BashExecutor {
   readOutput(id: string): BashTaskRead {
     const entry = this._tasks.get(id)
     if (!entry) throw unknownTaskError(id)
-    return { task: entry.view, ...entry.output.read() }
+    if (!entry.terminal) return { task: entry.view, ...entry.output.read() }
+    // An interactive task reads as its terminal shows it; the collector only keeps the raw stream (spill file).
+    const out = entry.terminal.read()
+    const spillPaths: BashTaskRead['spillPaths'] = {}
+    if (entry.output.stdout.spillPath) spillPaths.stdout = entry.output.stdout.spillPath
+    return { task: entry.view, delta: out.text, lossy: out.lossy, spillPaths }
   }
 
   async kill(id: string): Promise<boolean> {
@@ -346,6 +380,33 @@ export abstract class ProcessExecutor extends BashExecutor {
     const stoppedByThisCall = this._requestStop(entry)
     await entry.view.done
     return stoppedByThisCall
+  }
+
+  async write(id: string, data: string | Uint8Array): Promise<void> {
+    const entry = this._interactiveEntry(id)
+    const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data
+    const launched = await this._liveTerminal(entry)
+    try {
+      await launched.write!(bytes)
+    } catch (error) {
+      // The terminal closed under the write: the task is ending; report it as finished once it has.
+      await Promise.race([entry.view.done, sleep(this.config.drainMs)])
+      if (entry.view.status !== 'running') throw taskFinishedError(id, taskStatusText(entry.view))
+      throw error
+    }
+  }
+
+  async resize(id: string, cols: number, rows: number): Promise<void> {
+    for (const [name, value] of [['cols', cols], ['rows', rows]] as const) {
+      if (!Number.isInteger(value) || value < 2 || value > 1000) {
+        throw codedError(BASH_ERROR.invalidRequest, `invalid ${name}: expected an integer from 2 to 1000, got ${JSON.stringify(value ?? null)}`)
+      }
+    }
+    const entry = this._interactiveEntry(id)
+    const launched = await this._liveTerminal(entry)
+    if (!launched.resize) throw codedError(BASH_ERROR.invalidRequest, `task ${id}: this executor cannot resize its terminal`)
+    launched.resize(cols, rows)
+    entry.terminal!.resize(cols, rows)
   }
 
   /** Kills every running task and foreground command, waits until they are gone, removes spill files. */
@@ -367,7 +428,10 @@ export abstract class ProcessExecutor extends BashExecutor {
       waits.push(run.finished)
     }
     await Promise.all(waits)
-    for (const entry of this._tasks.entries()) entry.output.dispose()
+    for (const entry of this._tasks.entries()) {
+      entry.output.dispose()
+      entry.terminal?.dispose()
+    }
     for (const pair of this._runSpills) pair.dispose()
     this._runSpills.length = 0
     await this.disposeBackend()
@@ -384,6 +448,7 @@ export abstract class ProcessExecutor extends BashExecutor {
 
   private async _follow(entry: TaskEntry, launched: LaunchedCommand): Promise<void> {
     entry.launched = launched
+    if (entry.terminal) this._attachTerminal(entry, launched)
     if (entry.stopRequested) entry.termination = launched.terminate(this.config.graceMs)
     const drain = entry.output.collect(launched, this.config.drainMs)
     const exit = await launched.exited
@@ -399,7 +464,7 @@ export abstract class ProcessExecutor extends BashExecutor {
       console.error(`[dsh-bash] releasing ${entry.view.id} failed:`, error)
     }
     // Sandbox facts ride on the task, set before `done` and the listeners (as on a foreground result).
-    this._finish(entry, exit, launched.lostReason?.(), (stderr) => launched.sandboxFacts?.(exit, stderr))
+    this._finish(entry, exit, launched.lostReason?.() ?? entry.failure, (stderr) => launched.sandboxFacts?.(exit, stderr))
   }
 
   private _finish(entry: TaskEntry, exit: ExitFacts, reason?: string, facts?: (stderr: CollectedOutput) => SandboxFacts | undefined): void {
@@ -414,7 +479,10 @@ export abstract class ProcessExecutor extends BashExecutor {
 
   private _evict(): void {
     if (this.disposing) return
-    for (const entry of this._tasks.evictFinished(this.config.maxFinishedTasks)) entry.output.dispose()
+    for (const entry of this._tasks.evictFinished(this.config.maxFinishedTasks)) {
+      entry.output.dispose()
+      entry.terminal?.dispose()
+    }
   }
 
   private _keepRunSpills(output: OutputPair): void {
@@ -439,6 +507,50 @@ export abstract class ProcessExecutor extends BashExecutor {
     )
   }
 
+  // ---- Interactive tasks (a pseudo-terminal): kept together, apart from the rest of the table. ----
+
+  /** `start` of an interactive spec: the backend must support terminals, and stdin is the terminal. */
+  private _assertInteractive(spec: BashExecSpec): void {
+    if (!this.supportsInteractive) throw interactiveUnsupportedError(this.constructor.name)
+    if (spec.stdin !== undefined) throw codedError(BASH_ERROR.invalidRequest, 'invalid request: stdin cannot be given to an interactive command (its input is the terminal)')
+  }
+
+  /**
+   * Feeds the raw terminal stream into the task's terminal view, every chunk as it arrives (the
+   * collector keeps the raw stream for the spill file). A backend that gave no terminal for an
+   * interactive spec is a bug there: the command is stopped rather than run without one.
+   */
+  private _attachTerminal(entry: TaskEntry, launched: LaunchedCommand): void {
+    const terminal = entry.terminal!
+    if (!launched.terminal || typeof launched.write !== 'function') {
+      entry.failure = 'failed to start: the executor gave the interactive command no terminal'
+      entry.stopRequested = true
+      entry.termination = launched.terminate(this.config.graceMs)
+      return
+    }
+    launched.stdout.on('data', (chunk: Buffer) => terminal.write(chunk))
+  }
+
+  /** The task for `write`/`resize`: unknown id, not interactive, or finished are coded errors. */
+  private _interactiveEntry(id: string): TaskEntry {
+    const entry = this._tasks.get(id)
+    if (!entry) throw unknownTaskError(id)
+    if (!entry.terminal) throw notInteractiveError(id)
+    if (entry.view.status !== 'running') throw taskFinishedError(id, taskStatusText(entry.view))
+    return entry
+  }
+
+  /** The launched command of a running interactive task, once its launch settled; a finished task is an error. */
+  private async _liveTerminal(entry: TaskEntry): Promise<LaunchedCommand> {
+    const launched = entry.launched ?? (await entry.launching)
+    if (!launched || entry.processesGone || entry.failure) {
+      // Its end is only a drain away: report the final status.
+      await entry.view.done
+      throw taskFinishedError(entry.view.id, taskStatusText(entry.view))
+    }
+    return launched
+  }
+
   private _assertUsable(spec: BashExecSpec): void {
     if (this.disposing) throw codedError(BASH_ERROR.disposed, 'the bash executor is disposed')
     if (!spec || typeof spec.command !== 'string' || typeof spec.workdir !== 'string' || typeof spec.timeoutMs !== 'number') {
@@ -452,6 +564,14 @@ export abstract class ProcessExecutor extends BashExecutor {
     }
     if (spec.signal?.aborted) throw codedError(BASH_ERROR.abortedBeforeStart, 'the command was aborted before it started')
   }
+}
+
+/** `completed, exit code: 0`, `killed by SIGTERM`, `killed (why)`: a task's status as the tools' status line says it. */
+export function taskStatusText(task: Pick<BashTask, 'status' | 'exitCode' | 'signal' | 'reason'>): string {
+  const why = task.reason ? ` (${task.reason})` : ''
+  if (task.status === 'running') return 'running'
+  if (task.status === 'completed') return `completed, exit code: ${task.exitCode ?? 'unknown'}`
+  return task.signal ? `killed by ${task.signal}${why}` : `killed${why}`
 }
 
 function messageOf(error: unknown): string {

@@ -116,7 +116,7 @@ export interface MainProcess {
 }
 
 /** A process started by Node's `spawn` here, its stdin fed with the plan's input. */
-function childMain(child: ChildProcess, stdin: LaunchPlan['stdin']): MainProcess {
+export function childMain(child: ChildProcess, stdin: LaunchPlan['stdin']): MainProcess {
   if (child.stdin) {
     // The command may exit without reading its input: EPIPE is expected, not an error.
     child.stdin.on('error', () => {})
@@ -138,7 +138,7 @@ export class LocalCommand implements LaunchedCommand {
 
   constructor(
     private readonly child: MainProcess,
-    private readonly plan: LaunchPlan,
+    protected readonly plan: LaunchPlan,
     streams: { stdout: Readable; stderr: Readable },
   ) {
     this.stdout = streams.stdout

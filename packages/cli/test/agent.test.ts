@@ -146,6 +146,7 @@ describe('dsh-bash agent against an OpenAI-compatible server', () => {
         ['function', 'bash'],
         ['function', 'bash_output'],
         ['function', 'bash_kill'],
+        ['function', 'bash_input'],
       ])
       expect(request.body.tools[0].function.parameters.required).toEqual(['command', 'description'])
     }

@@ -6,6 +6,7 @@ import { backgroundTests } from './background.js'
 import { descriptorTests } from './descriptors.js'
 import { disposalTests } from './disposal.js'
 import { foregroundTests } from './foreground.js'
+import { defineInteractiveConformance } from './interactive.js'
 import { trackInstances, WAIT } from './helpers.js'
 import { leftoverTests } from './leftovers.js'
 import { resolveTests } from './resolve.js'
@@ -61,5 +62,12 @@ export function defineBashExecutorConformance(name: string, options: Conformance
     taskDoneTests(suite)
     yieldTests(suite)
     disposalTests(suite)
+    defineInteractiveConformance({
+      executor: suite.executor,
+      countProcesses: count,
+      workdir,
+      readSpillFile: readSpill,
+      ...(options.interactive === undefined || options.interactive === true ? {} : { interactive: false, reason: options.interactive.reason }),
+    })
   })
 }

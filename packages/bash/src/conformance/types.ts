@@ -52,6 +52,11 @@ export interface ConformanceOptions {
    * whose commands never share the server's process table, like SSH): that test is not defined.
    */
   serverProcess?: ServerProcessOptions
+  /**
+   * Interactive tasks (a terminal, `write`): default true. `false` only with a reason, for an
+   * executor that cannot do it yet: the suite then checks that it refuses them clearly.
+   */
+  interactive?: true | { supported: false; reason: string }
 }
 
 /** An executor plugin loaded in a separate Node.js process. */
