@@ -19,4 +19,5 @@ export const containerErrors = {
   workdirNotDir: (path: string) => `workdir is not a directory: ${path}`,
   workdirNoAccess: (path: string) => `workdir is not accessible: ${path}`,
   spawn: (why: string) => `cannot start the command in the container: ${why}`,
+  terminalClosed: () => 'the terminal of this command is closed',
 }

@@ -1,5 +1,5 @@
 import ssh2 from 'ssh2'
-import type { Client as ClientType, ClientChannel, ConnectConfig } from 'ssh2'
+import type { Client as ClientType, ClientChannel, ConnectConfig, ExecOptions } from 'ssh2'
 import type { HostKeyPolicy } from './hostkey.js'
 import { HEADER_PREFIX } from './scripts.js'
 
@@ -153,7 +153,7 @@ export class SshConnection {
    * batch as the reply to the exec request, before any promise continuation could listen.
    * Rejects when the channel cannot be opened.
    */
-  exec(text: string, setup: (channel: ClientChannel) => void): Promise<ClientChannel> {
+  exec(text: string, setup: (channel: ClientChannel) => void, options?: ExecOptions): Promise<ClientChannel> {
     return new Promise((resolve, reject) => {
       const client = this.client
       if (this.state !== 'ready' || !client) {
@@ -161,7 +161,7 @@ export class SshConnection {
         return
       }
       try {
-        client.exec(text, (error, channel) => {
+        client.exec(text, options ?? {}, (error, channel) => {
           if (error) {
             reject(error)
             return
@@ -223,19 +223,29 @@ export class ConnectionPool {
    * `setup` attaches listeners synchronously (see SshConnection.exec). Rejects with an error naming
    * the host when no connection can be made.
    */
-  async exec(text: string, setup: (handle: ExecHandle) => void, attempts?: number): Promise<ExecHandle> {
+  async exec(text: string, setup: (handle: ExecHandle) => void, attempts?: number, options?: ExecOptions): Promise<ExecHandle> {
     let refusals = 0
     for (;;) {
       if (this.closed) throw new Error(`the connection pool for ${this.label} is closed`)
       const connection = await this.reserve(attempts)
       try {
-        const channel = await connection.exec(text, (channel) => {
-          channel.once('close', () => this.releaseSlot(connection))
-          setup({ channel, connection })
-        })
+        const channel = await connection.exec(
+          text,
+          (channel) => {
+            channel.once('close', () => this.releaseSlot(connection))
+            setup({ channel, connection })
+          },
+          options,
+        )
         return { channel, connection }
       } catch (error) {
         const alive = connection.state === 'ready'
+        // The channel opened (a refused open carries ssh2's `reason` code) but the server refused
+        // the pty request (`PermitTTY no`, no free pty): not a session limit, and no retry helps.
+        if (alive && options?.pty && typeof (error as { reason?: unknown }).reason !== 'number') {
+          this.releaseSlot(connection)
+          throw new Error(`${this.label} refused a pseudo-terminal: ${(error as Error).message}`)
+        }
         if (alive) {
           // The server refused one more session on this connection (its MaxSessions is lower than
           // ours): remember the real capacity and use another connection.

@@ -68,6 +68,11 @@ export class SshExecutor extends ProcessExecutor {
     return spec
   }
 
+  /** Interactive tasks run in a pty sshd allocates on the remote host (`pty-req` before the `exec`). */
+  protected get supportsInteractive(): boolean {
+    return true
+  }
+
   protected async launch(spec: BashExecSpec, label: string): Promise<LaunchedCommand> {
     const host = this.pick(spec.owner)
     if (label.startsWith('bash-')) this._taskHosts.set(label, host.label)

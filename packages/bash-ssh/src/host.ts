@@ -1,4 +1,4 @@
-import type { ClientChannel } from 'ssh2'
+import type { ClientChannel, ExecOptions } from 'ssh2'
 import { ConnectionPool, type ConnectionSettings, type ExecHandle, type SshConnection } from './connection.js'
 import { AGENT_SCRIPT, CONTROL_SCRIPT, execText } from './scripts.js'
 
@@ -48,8 +48,8 @@ export class SshHost {
   }
 
   /** Opens a channel running `text`; kicks the orphan reaper once the host answers again. */
-  async exec(text: string, setup: (handle: ExecHandle) => void, attempts?: number): Promise<ExecHandle> {
-    const handle = await this.pool.exec(text, setup, attempts)
+  async exec(text: string, setup: (handle: ExecHandle) => void, attempts?: number, options?: ExecOptions): Promise<ExecHandle> {
+    const handle = await this.pool.exec(text, setup, attempts, options)
     if (this.orphans.size > 0 && !this.reaping) {
       clearTimeout(this.reapTimer)
       this.reapTimer = undefined
