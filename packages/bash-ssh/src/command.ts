@@ -2,8 +2,9 @@ import { PassThrough } from 'node:stream'
 import type { ClientChannel } from 'ssh2'
 import { type BashExecSpec, TERMINAL_COLS, TERMINAL_ROWS, TERMINAL_TERM } from '@deepseek-ai/dsh-bash'
 import type { ExitFacts, LaunchedCommand } from '@deepseek-ai/dsh-bash-kit'
-import { type ExecHandle, lostMessage, type SshConnection } from './connection.js'
+import { lostMessage } from './connection.js'
 import type { SshHost } from './host.js'
+import type { ChannelLease, Lease } from './pool.js'
 import { execText, HEADER_PREFIX, MAX_EXEC_TEXT_BYTES, UPLOAD_TEXT, wrapperScript } from './scripts.js'
 
 export interface LaunchOptions {
@@ -23,6 +24,17 @@ const MAX_PREAMBLE_BYTES = 64 * 1024
  * missing, shell missing).
  */
 export async function launchRemote(host: SshHost, spec: BashExecSpec, options: LaunchOptions): Promise<LaunchedCommand> {
+  // The command counts on the host from now (pinning sees it at once) until it is released.
+  const occupancy = host.occupy()
+  try {
+    return await startRemote(host, spec, options, occupancy)
+  } catch (error) {
+    occupancy.release()
+    throw error
+  }
+}
+
+async function startRemote(host: SshHost, spec: BashExecSpec, options: LaunchOptions, occupancy: Lease): Promise<LaunchedCommand> {
   const terminal = spec.interactive === true
   const wrapper = wrapperScript({
     shell: options.shell,
@@ -49,8 +61,8 @@ export async function launchRemote(host: SshHost, spec: BashExecSpec, options: L
   const pty = terminal ? { term: TERMINAL_TERM, cols: TERMINAL_COLS, rows: TERMINAL_ROWS } : undefined
   await host.exec(
     text,
-    (handle) => {
-      command = new RemoteCommand(host, handle, options.marker, spec, scriptPath, options.shell, terminal)
+    (lease) => {
+      command = new RemoteCommand(host, lease, occupancy, options.marker, spec, scriptPath, options.shell, terminal)
     },
     undefined,
     pty && { pty },
@@ -82,14 +94,15 @@ class RemoteCommand implements LaunchedCommand {
   private waiter?: ClientChannel
   private released = false
   private readonly channel: ClientChannel
-  private readonly connection: SshConnection
-  private readonly stopLostWatch: () => void
   /** Startup stderr, kept to explain a failed start. */
   private startupStderr = ''
 
   constructor(
     private readonly host: SshHost,
-    handle: ExecHandle,
+    /** The channel and the hold on its connection (control requests go over it): released by cleanup. */
+    private readonly lease: ChannelLease,
+    /** The host's count of this command: released by release. */
+    private readonly occupancy: Lease,
     private readonly marker: string,
     private readonly spec: BashExecSpec,
     private readonly scriptPath: string | undefined,
@@ -97,9 +110,7 @@ class RemoteCommand implements LaunchedCommand {
     /** Runs in a pty of sshd: stdout is the raw terminal stream (stderr merged), stderr stays empty. */
     readonly terminal: boolean,
   ) {
-    this.channel = handle.channel
-    this.connection = handle.connection
-    host.pool.hold(this.connection)
+    this.channel = lease.channel
     this.exited = new Promise((resolve) => {
       this.resolveExited = resolve
     })
@@ -108,7 +119,7 @@ class RemoteCommand implements LaunchedCommand {
       this.rejectStarted = reject
     })
     this.started.catch(() => {})
-    this.stopLostWatch = handle.connection.onLost((reason) => this.markLost(reason))
+    lease.onLost((reason) => this.markLost(reason))
     this.stdout.on('error', () => {})
     this.stderr.on('error', () => {})
     if (terminal) this.stderr.end()
@@ -275,7 +286,7 @@ class RemoteCommand implements LaunchedCommand {
   private async control(op: 'count' | 'term' | 'wait', arg: number, onChannel?: (channel: ClientChannel) => void): Promise<string | undefined> {
     if (this.lost || !this.pid) return undefined
     try {
-      const answer = await this.host.control(this.connection, op, this.pid, this.marker, arg, onChannel)
+      const answer = await this.host.control(this.lease, op, this.pid, this.marker, arg, onChannel)
       if (answer === undefined && !this.released) this.markLost(lostMessage(this.host.label))
       return answer
     } catch (error) {
@@ -288,22 +299,17 @@ class RemoteCommand implements LaunchedCommand {
   release(): void {
     if (this.released) return
     this.cleanup()
-    this.host.active = Math.max(0, this.host.active - 1)
+    this.occupancy.release()
   }
 
   /** Closes what this command holds open (also after a failed start). */
   cleanup(): void {
     if (this.released) return
     this.released = true
-    this.host.pool.unhold(this.connection)
-    this.stopLostWatch()
     // A waiter stops when its stdin ends.
     this.waiter?.end()
-    try {
-      this.channel.close()
-    } catch {
-      // Already closed.
-    }
+    // Stops the loss watch, closes the channel, and lets the pool close an idle overflow connection.
+    this.lease.release()
     if (this.scriptPath && !this.lost) {
       // The wrapper deletes the file once read; this covers a command stopped before that.
       this.host.runHelper(`rm -f -- '${this.scriptPath}'`).catch(() => {})

@@ -76,16 +76,12 @@ export class SshExecutor extends ProcessExecutor {
   protected async launch(spec: BashExecSpec, label: string): Promise<LaunchedCommand> {
     const host = this.pick(spec.owner)
     if (label.startsWith('bash-')) this._taskHosts.set(label, host.label)
-    host.active++
     try {
       return await launchRemote(host, spec, {
         shell: this.sshConfig.shell,
         secretPatterns: this.config.secretEnvPatterns,
         marker: `${this._markerPrefix}-${++this._markerSeq}`,
       })
-    } catch (error) {
-      host.active = Math.max(0, host.active - 1)
-      throw error
     } finally {
       this._forgetEvictedTasks()
     }

@@ -1,5 +1,6 @@
 import type { ClientChannel, ExecOptions } from 'ssh2'
-import { ConnectionPool, type ConnectionSettings, type ExecHandle, type SshConnection } from './connection.js'
+import type { ConnectionSettings } from './connection.js'
+import { type ChannelLease, ConnectionPool, type Lease, onceLease } from './pool.js'
 import { AGENT_SCRIPT, CONTROL_SCRIPT, execText } from './scripts.js'
 
 /** What a finished remote helper printed. */
@@ -19,9 +20,8 @@ export type ControlOp = 'count' | 'term' | 'wait'
  * commands whose connection was lost, which are killed as soon as the host can be reached again.
  */
 export class SshHost {
-  /** Commands launched here and not yet released (foreground runs and background tasks). */
-  active = 0
-  readonly pool: ConnectionPool
+  private readonly pool: ConnectionPool
+  private _active = 0
   /** Markers of commands lost with their connection; their processes are killed on reconnection. */
   private readonly orphans = new Set<string>()
   private reapTimer?: NodeJS.Timeout
@@ -42,20 +42,39 @@ export class SshHost {
     return this.settings.label
   }
 
+  /** Commands launched here and not yet released (foreground runs and background tasks). */
+  get active(): number {
+    return this._active
+  }
+
+  /**
+   * Counts one more command as running here (for pinning) until the lease is released. Taken
+   * synchronously when the host is picked, so concurrent launches see each other.
+   */
+  occupy(): Lease {
+    this._active++
+    return onceLease(() => {
+      this._active = Math.max(0, this._active - 1)
+    })
+  }
+
   /** Markers of lost commands not yet cleaned up (for tests and diagnostics). */
   get pendingOrphans(): number {
     return this.orphans.size
   }
 
-  /** Opens a channel running `text`; kicks the orphan reaper once the host answers again. */
-  async exec(text: string, setup: (handle: ExecHandle) => void, attempts?: number, options?: ExecOptions): Promise<ExecHandle> {
-    const handle = await this.pool.exec(text, setup, attempts, options)
+  /**
+   * Opens a channel running `text`; kicks the orphan reaper once the host answers again. The
+   * caller releases the lease once (see ChannelLease).
+   */
+  async exec(text: string, setup: (lease: ChannelLease) => void, attempts?: number, options?: ExecOptions): Promise<ChannelLease> {
+    const lease = await this.pool.exec(text, setup, attempts, options)
     if (this.orphans.size > 0 && !this.reaping) {
       clearTimeout(this.reapTimer)
       this.reapTimer = undefined
       void this.reap()
     }
-    return handle
+    return lease
   }
 
   /** The shell text of a control operation (see CONTROL_SCRIPT). */
@@ -64,28 +83,28 @@ export class SshHost {
   }
 
   /**
-   * Runs a control operation for a command launched on `connection`: through the connection's
+   * Runs a control operation for a command whose channel is `lease`: through its connection's
    * control agent when it can run, else through a one-shot helper channel. Resolves with the
    * answer (`count`: a number; `term`: `done`; `wait`: `empty`), or undefined when the connection
    * is gone. Rejects when no channel can be opened at all.
    */
   async control(
-    connection: SshConnection,
+    lease: ChannelLease,
     op: ControlOp,
     pgid: number,
     marker: string,
     arg = 0,
     onChannel?: (channel: ClientChannel) => void,
   ): Promise<string | undefined> {
-    if (connection.state === 'ready') {
-      const agent = await this.pool.agentFor(connection, this.agentText)
+    if (lease.alive) {
+      const agent = await lease.controlAgent(this.agentText)
       if (agent) {
         const answer = await agent.request(op, pgid, marker, arg)
         if (answer !== undefined) return answer
       }
     }
     // The command's channel lived on this connection: without it, the command is lost.
-    if (connection.state !== 'ready') return undefined
+    if (!lease.alive) return undefined
     const result = await this.runHelper(this.controlText(op, pgid, marker, arg), { stdin: null, onChannel })
     return result.lost ? undefined : result.stdout.trim()
   }
@@ -104,7 +123,7 @@ export class SshHost {
     options: { stdin?: string | Uint8Array | null; onChannel?: (channel: ClientChannel) => void; attempts?: number } = {},
   ): Promise<HelperResult> {
     let finished!: Promise<HelperResult>
-    await this.exec(
+    const lease = await this.exec(
       text,
       ({ channel }) => {
         finished = collectHelper(channel, options.stdin)
@@ -112,7 +131,11 @@ export class SshHost {
       },
       options.attempts,
     )
-    return finished
+    try {
+      return await finished
+    } finally {
+      lease.release()
+    }
   }
 
 
