@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { closeSync, rmSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import type { Context } from 'cordis'
-import { BASH_ERROR, type BashExecSpec, codedError } from '@deepseek-ai/dsh-bash'
+import { BASH_ERROR, type BashExecSpec, codedError, TERMINAL_TERM } from '@deepseek-ai/dsh-bash'
 import {
   BASH_ENV_NEXT_VARIABLE as BASH_ENV_NEXT,
   buildEnvironment,
@@ -16,6 +16,7 @@ import { MarkerTracker } from './marker.js'
 import { ProcessGroupTracker } from './pgroup.js'
 import { closePipe, FifoPipePool, type PipeEnds } from './pipes.js'
 import { launcherScript, preludeScript } from './prelude.js'
+import { spawnPtyPlan } from './pty.js'
 import { CleanedUpCommand, type LaunchTransform, runCleanup, type TransformedLaunch } from './transform.js'
 import { hasProc } from './proc.js'
 import type { ContainmentKind, ProcessTracker } from './tracker.js'
@@ -150,6 +151,8 @@ export class LocalExecutor extends ProcessExecutor {
     // …but not over the executor's own control variables: a caller's BASH_ENV or marker must not
     // switch off containment (the command would escape its cgroup and survive every kill).
     Object.assign(env, tracker.env)
+    // A terminal for an interactive command: programs may draw (the terminal view reads it).
+    if (spec.interactive) env.TERM = TERMINAL_TERM
     let file = line.file
     let args = line.args
     if (line.joinsThroughBashEnv) {
@@ -174,7 +177,7 @@ export class LocalExecutor extends ProcessExecutor {
       monitor: line.monitor === true,
       extraFds: line.extraFds,
     }
-    const launching = this.takePipes().then((pipes) => spawnPlan({ ...plan, pipes }))
+    const launching = spec.interactive ? spawnPtyPlan(plan, this.setsidPath()) : this.takePipes().then((pipes) => spawnPlan({ ...plan, pipes }))
     if (!transformed) return launching
     const { adapt, cleanup } = transformed
     return launching.then(
@@ -205,6 +208,24 @@ export class LocalExecutor extends ProcessExecutor {
       }
       return undefined
     }
+  }
+
+  /** Interactive commands run in a pseudo-terminal (`@lydell/node-pty`'s openpty and util-linux `setsid --ctty`; see pty.ts). */
+  protected get supportsInteractive(): boolean {
+    return true
+  }
+
+  private setsid?: string
+
+  /** util-linux `setsid`, found at the first interactive launch; its absence is a clear start failure. */
+  private setsidPath(): string {
+    if (this.setsid) return this.setsid
+    try {
+      this.setsid = findExecutable('setsid')
+    } catch {
+      throw codedError(BASH_ERROR.startFailed, 'interactive commands need the setsid program (util-linux), which was not found in PATH')
+    }
+    return this.setsid
   }
 
   protected async disposeBackend(): Promise<void> {

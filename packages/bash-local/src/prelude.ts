@@ -41,3 +41,4 @@ export function launcherScript(keep: number): string {
     'exec "$@"',
   ].join('\n')
 }
+

@@ -5,6 +5,7 @@ export {
   BASH_DESCRIPTION,
   BASH_OUTPUT_DESCRIPTION,
   BASH_KILL_DESCRIPTION,
+  BASH_INPUT_DESCRIPTION,
   SANDBOX_ADDENDUM,
   bashDescription,
   bashPromptSection,
@@ -13,3 +14,4 @@ export {
 export { type ResultBudget, checkBudget, tailWithin, lineCount, fits } from './budget.js'
 export { presentBashCall, presentBashResult, presentTaskCall, presentTaskResult, readRunStatus, type RunStatus } from './present.js'
 export { TOOL_BASH_ERROR } from './errors.js'
+export { readAfterInput, QUIET_MS } from './input.js'
