@@ -21,7 +21,7 @@ describe.skipIf(skip !== undefined)('ssh executor: interactive tasks', () => {
   const disposers: Array<() => Promise<void>> = []
   if (!skip) {
     // A user of its own: the other SSH test files check for their users' processes meanwhile.
-    keys = makeKeys('dshtest3')
+    keys = makeKeys('dshtest4')
     beforeAll(async () => {
       sshd = await startSshd(keys, 'interactive')
       noTty = await startSshd(keys, 'no-tty', { extraConfig: ['PermitTTY no'] })
@@ -100,7 +100,7 @@ describe.skipIf(skip !== undefined)('ssh executor: interactive tasks', () => {
     const task = bash.start(bash.resolve({ command: 'echo should-not-run', interactive: true }))
     await task.done
     expect(task.status).toBe('killed')
-    expect(task.reason).toMatch(/^failed to start: dshtest3@127\.0\.0\.1:\d+ refused a pseudo-terminal/)
+    expect(task.reason).toMatch(/^failed to start: dshtest4@127\.0\.0\.1:\d+ refused a pseudo-terminal/)
     expect(bash.readOutput(task.id).delta).toBe('')
     expect((await bash.run(bash.resolve({ command: 'echo plain' }))).stdout.text).toBe('plain\n')
   })
