@@ -1,4 +1,4 @@
-import { CALLER_ERROR, codedError } from '@deepseek-ai/dsh-tools'
+import { CALLER_ERROR, codedError, hasCode } from '@deepseek-ai/dsh-tools'
 
 /**
  * Every error the agent package raises on purpose: a stable `code` to match on, the message for
@@ -36,5 +36,27 @@ export const agentErrors = {
     ),
   invalid: (message: string) => codedError(AGENT_ERROR.invalid, message),
   duplicate: (id: string) => codedError(AGENT_ERROR.duplicate, `agent "${id}" already exists`),
-  model: (message: string, cause?: unknown) => codedError(AGENT_ERROR.model, message, cause === undefined ? undefined : { cause }),
+  model: (message: string, cause?: unknown, facts: ModelFailureFacts = {}): Error & ModelFailureFacts =>
+    Object.assign(
+      codedError(AGENT_ERROR.model, message, cause === undefined ? undefined : { cause }),
+      Object.fromEntries(Object.entries(facts).filter(([, value]) => value !== undefined)),
+    ),
+}
+
+/**
+ * What a model failure (`DSH_MODEL_ERROR`) may carry besides its message, so a front end can
+ * re-word it without reading the text.
+ */
+export interface ModelFailureFacts {
+  /** The failure without the adapter's own prefix (`HTTP 500 Internal Server Error: …`, `request timed out after 5ms`); absent when the message is all there is. */
+  detail?: string
+  /** The endpoint, present only when the message already names it. */
+  url?: string
+}
+
+/** The facts a thrown model failure carries (empty for anything else). */
+export function modelFailureFacts(error: unknown): ModelFailureFacts {
+  if (!hasCode(error, AGENT_ERROR.model)) return {}
+  const { detail, url } = error as ModelFailureFacts
+  return { ...(typeof detail === 'string' ? { detail } : {}), ...(typeof url === 'string' ? { url } : {}) }
 }

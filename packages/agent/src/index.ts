@@ -19,4 +19,4 @@ export {
   openAIOptionsFromEnv,
   type OpenAIChatOptions,
 } from './openai.js'
-export { AGENT_ERROR } from './errors.js'
+export { AGENT_ERROR, modelFailureFacts, type ModelFailureFacts } from './errors.js'

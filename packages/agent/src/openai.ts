@@ -111,21 +111,22 @@ export class OpenAIChatAdapter implements ModelAdapter {
       statusText = response.statusText
       text = await response.text()
     } catch (error) {
-      if (timeout?.aborted && !signal?.aborted) throw agentErrors.model(`model request timed out after ${this.timeoutMs}ms`, error)
-      if (signal?.aborted) throw agentErrors.model('model request was aborted', error)
-      throw agentErrors.model(`model request to ${this.url} failed: ${describe(error)}`, error)
+      if (timeout?.aborted && !signal?.aborted) throw agentErrors.model(`model request timed out after ${this.timeoutMs}ms`, error, { detail: `request timed out after ${this.timeoutMs}ms` })
+      if (signal?.aborted) throw agentErrors.model('model request was aborted', error, { detail: 'request was aborted' })
+      throw agentErrors.model(`model request to ${this.url} failed: ${describe(error)}`, error, { url: this.url })
     }
     if (status < 200 || status > 299) {
-      throw agentErrors.model(`model request failed: HTTP ${status}${statusText ? ` ${statusText}` : ''}: ${excerpt(text)}`)
+      const detail = `HTTP ${status}${statusText ? ` ${statusText}` : ''}: ${excerpt(text)}`
+      throw agentErrors.model(`model request failed: ${detail}`, undefined, { detail })
     }
     let json: unknown
     try {
       json = JSON.parse(text)
     } catch {
-      throw agentErrors.model(`model reply is not JSON: ${excerpt(text)}`)
+      throw agentErrors.model(`model reply is not JSON: ${excerpt(text)}`, undefined, { detail: `reply is not JSON: ${excerpt(text)}` })
     }
     const message = (json as { choices?: { message?: unknown }[] } | null)?.choices?.[0]?.message
-    if (!message || typeof message !== 'object') throw agentErrors.model(`model reply has no choices[0].message: ${excerpt(text)}`)
+    if (!message || typeof message !== 'object') throw agentErrors.model(`model reply has no choices[0].message: ${excerpt(text)}`, undefined, { detail: `reply has no choices[0].message: ${excerpt(text)}` })
     return fromWireMessage(message as WireAssistantMessage)
   }
 }

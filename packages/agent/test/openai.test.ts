@@ -2,7 +2,7 @@ import { once } from 'node:events'
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
-import { OpenAIChatAdapter, openAIOptionsFromEnv } from '../src/index.js'
+import { AGENT_ERROR, modelFailureFacts, OpenAIChatAdapter, openAIOptionsFromEnv } from '../src/index.js'
 import { agentOptions, createContext, registerAdd } from './helpers.js'
 
 interface Received {
@@ -143,6 +143,9 @@ describe('OpenAIChatAdapter', () => {
     const { baseUrl } = await serve([() => ({ status: 500, body: 'x'.repeat(2000) })])
     const error = await new OpenAIChatAdapter({ baseUrl, model: 'm' }).next({ messages: [], tools: [] }).catch((e: Error) => e)
     expect((error as Error).message).toBe(`model request failed: HTTP 500 Internal Server Error: ${'x'.repeat(500)}…`)
+    // Front ends re-word it from these facts, never from the text.
+    expect(error).toMatchObject({ code: AGENT_ERROR.model })
+    expect(modelFailureFacts(error)).toEqual({ detail: `HTTP 500 Internal Server Error: ${'x'.repeat(500)}…` })
   })
 
   it('replies that are not JSON or have no message are errors', async () => {
@@ -160,6 +163,9 @@ describe('OpenAIChatAdapter', () => {
     await expect(new OpenAIChatAdapter({ baseUrl, model: 'm' }).next({ messages: [], tools: [] })).rejects.toThrow(
       `model request to ${baseUrl}/chat/completions failed:`,
     )
+    const error = await new OpenAIChatAdapter({ baseUrl, model: 'm' }).next({ messages: [], tools: [] }).catch((e: Error) => e)
+    expect(modelFailureFacts(error)).toEqual({ url: `${baseUrl}/chat/completions` })
+    expect(modelFailureFacts(new Error('model request failed: HTTP 500'))).toEqual({})
   })
 
   it('a server that never answers hits the timeout', async () => {

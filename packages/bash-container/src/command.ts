@@ -12,13 +12,13 @@ const SIGNAL_NAMES = new Map<number, string>(Object.entries(constants.signals).m
  * pid; rejects for infrastructure failures (workdir missing, container gone).
  */
 export async function launchInContainer(session: ContainerSession, spec: BashExecSpec, marker: string): Promise<LaunchedCommand> {
-  if (spec.command.includes('\0')) throw new Error(containerErrors.nulInCommand())
-  if (spec.workdir.includes('\0')) throw new Error(containerErrors.nulInWorkdir())
+  if (spec.command.includes('\0')) throw containerErrors.nulInCommand()
+  if (spec.workdir.includes('\0')) throw containerErrors.nulInWorkdir()
   const terminal = spec.interactive === true
   // A terminal gets a terminal's TERM; the other non-interactive defaults (no pager, no colour,
   // no git prompt) stay: the model still reads text.
   const env: Record<string, string> = { ...NON_INTERACTIVE_ENV, ...(terminal ? { TERM: TERMINAL_TERM } : {}), ...(spec.env ?? {}) }
-  for (const [name, value] of Object.entries(env)) if (value.includes('\0')) throw new Error(containerErrors.nulInEnv(name))
+  for (const [name, value] of Object.entries(env)) if (value.includes('\0')) throw containerErrors.nulInEnv(name)
   const pairs = Object.entries(env).map(([k, v]) => `${k}=${v}`)
   const hasStdin = !terminal && spec.stdin !== undefined
   const mode = terminal ? `pty,${TERMINAL_COLS},${TERMINAL_ROWS}` : hasStdin ? 'pipe' : 'none'
@@ -86,10 +86,10 @@ class ContainerCommand implements LaunchedCommand, CommandSink {
    * Resolves once handed to the engine stream; rejects when the command or its container is gone.
    */
   write?: (data: Uint8Array) => Promise<void> = async (data) => {
-    if (this.released || this.lost || this.stdoutEnded) throw new Error(containerErrors.terminalClosed())
+    if (this.released || this.lost || this.stdoutEnded) throw containerErrors.terminalClosed()
     const bytes = Buffer.from(data.buffer, data.byteOffset, data.byteLength)
     for (let at = 0; at < bytes.length; at += 1 << 16) {
-      if (!this.session.send('in', this.id, bytes.subarray(at, at + (1 << 16)))) throw new Error(containerErrors.terminalClosed())
+      if (!this.session.send('in', this.id, bytes.subarray(at, at + (1 << 16)))) throw containerErrors.terminalClosed()
     }
   }
 
@@ -144,7 +144,7 @@ class ContainerCommand implements LaunchedCommand, CommandSink {
     this.lost = reason
     if (!this.startSettled) {
       this.startSettled = true
-      this.rejectStarted(new Error(reason))
+      this.rejectStarted(containerErrors.lost(reason))
     }
     for (const queue of this.waiters.values()) for (const waiter of queue.splice(0)) waiter(undefined)
     this.stdout.end()
@@ -156,7 +156,7 @@ class ContainerCommand implements LaunchedCommand, CommandSink {
     if (this.startSettled) return
     this.startSettled = true
     const wd = this.workdir
-    const message =
+    const error =
       reason === 'nowd'
         ? containerErrors.workdirMissing(wd)
         : reason === 'notdir'
@@ -164,7 +164,7 @@ class ContainerCommand implements LaunchedCommand, CommandSink {
           : reason === 'noaccess'
             ? containerErrors.workdirNoAccess(wd)
             : containerErrors.spawn(reason.replace(/^spawn:/, ''))
-    this.rejectStarted(new Error(message))
+    this.rejectStarted(error)
     this.resolveExited({ exitCode: null, signal: null })
   }
 

@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { executorConfigShape, nonNegativeInt, parseConfig, positiveInt } from '@deepseek-ai/dsh-bash-kit'
+import { containerErrors } from './errors.js'
 
 /** Where the workspace appears inside every container. */
 export const DEFAULT_MOUNT_PATH = '/workspace'
@@ -53,9 +54,9 @@ export type ContainerExecutorConfigInput = z.input<typeof containerConfigSchema>
 
 export function parseContainerConfig(input: unknown): ContainerExecutorConfig {
   const config = parseConfig(containerConfigSchema, input, 'container executor')
-  if (!config.mountPath.startsWith('/')) throw new Error('invalid container executor config: mountPath must be an absolute path')
+  if (!config.mountPath.startsWith('/')) throw containerErrors.invalidConfig('mountPath must be an absolute path')
   for (const name of Object.keys(config.env)) {
-    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new Error(`invalid container executor config: env: bad variable name ${JSON.stringify(name)}`)
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw containerErrors.invalidConfig(`env: bad variable name ${JSON.stringify(name)}`)
   }
   return config
 }

@@ -10,7 +10,7 @@
 import http from 'node:http'
 import type { Socket } from 'node:net'
 import { Duplex, PassThrough } from 'node:stream'
-import { engineErrors } from './errors.js'
+import { CONTAINER_ERROR, engineErrors } from './errors.js'
 
 /** Where the engine listens. */
 export type EngineAddress = { kind: 'unix'; socketPath: string; url: string } | { kind: 'tcp'; host: string; port: number; url: string }
@@ -23,32 +23,34 @@ export const DEFAULT_ENGINE_URL = 'unix:///var/run/docker.sock'
  * `ssh://` are refused with an error saying they are not supported yet.
  */
 export function parseEngineUrl(url: string): EngineAddress {
-  if (typeof url !== 'string' || url.trim() === '') throw new Error(engineErrors.badUrl(String(url)))
+  if (typeof url !== 'string' || url.trim() === '') throw engineErrors.badUrl(String(url))
   if (url.startsWith('unix://')) {
     const socketPath = url.slice('unix://'.length)
-    if (!socketPath.startsWith('/')) throw new Error(engineErrors.badUrl(url))
+    if (!socketPath.startsWith('/')) throw engineErrors.badUrl(url)
     return { kind: 'unix', socketPath, url }
   }
   if (url.startsWith('/')) return { kind: 'unix', socketPath: url, url: `unix://${url}` }
   const match = /^(tcp|http):\/\/(\[[0-9a-fA-F:.]+\]|[^:/[\]\s]+)(?::(\d{1,5}))?\/?$/.exec(url)
   if (match) {
     const port = match[3] === undefined ? 2375 : Number(match[3])
-    if (port < 1 || port > 65535) throw new Error(engineErrors.badUrl(url))
+    if (port < 1 || port > 65535) throw engineErrors.badUrl(url)
     const host = match[2].startsWith('[') ? match[2].slice(1, -1) : match[2]
     return { kind: 'tcp', host, port, url }
   }
-  if (/^(ssh|https|npipe|fd):\/\//.test(url)) throw new Error(engineErrors.unsupportedUrl(url))
-  throw new Error(engineErrors.badUrl(url))
+  if (/^(ssh|https|npipe|fd):\/\//.test(url)) throw engineErrors.unsupportedUrl(url)
+  throw engineErrors.badUrl(url)
 }
 
 /** The engine URL from the environment: `DOCKER_HOST`, else the local socket. TLS settings are refused. */
 export function engineUrlFromEnv(env: NodeJS.ProcessEnv = process.env): string {
-  if (env.DOCKER_TLS_VERIFY && env.DOCKER_TLS_VERIFY !== '0') throw new Error(engineErrors.unsupportedUrl(`${env.DOCKER_HOST ?? ''} with DOCKER_TLS_VERIFY`))
+  if (env.DOCKER_TLS_VERIFY && env.DOCKER_TLS_VERIFY !== '0') throw engineErrors.unsupportedUrl(`${env.DOCKER_HOST ?? ''} with DOCKER_TLS_VERIFY`)
   return env.DOCKER_HOST && env.DOCKER_HOST !== '' ? env.DOCKER_HOST : DEFAULT_ENGINE_URL
 }
 
 /** An error answer of the engine: its HTTP status and message. */
 export class EngineError extends Error {
+  /** Always CONTAINER_ERROR.engineStatus; `status` tells which answer. */
+  readonly code = CONTAINER_ERROR.engineStatus
   constructor(
     readonly status: number,
     message: string,
@@ -118,7 +120,7 @@ export class EngineClient {
           })
         },
       )
-      req.on('timeout', () => req.destroy(new Error(engineErrors.timeout(this.address.url, `${method} ${path.split('?')[0]}`))))
+      req.on('timeout', () => req.destroy(engineErrors.timeout(this.address.url, `${method} ${path.split('?')[0]}`)))
       req.on('error', (error) => reject(this.wrap(error)))
       req.end(payload)
     })
@@ -171,8 +173,8 @@ export class EngineClient {
   private wrap(error: Error): Error {
     if (error instanceof EngineError) return error
     const code = (error as NodeJS.ErrnoException).code
-    if (code === 'ENOENT' || code === 'ECONNREFUSED' || code === 'EACCES') return new Error(engineErrors.unreachable(this.address.url, `${code}`))
-    return new Error(engineErrors.unreachable(this.address.url, error.message))
+    if (code === 'ENOENT' || code === 'ECONNREFUSED' || code === 'EACCES') return engineErrors.unreachable(this.address.url, `${code}`)
+    return engineErrors.unreachable(this.address.url, error.message)
   }
 }
 

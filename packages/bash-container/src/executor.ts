@@ -7,6 +7,7 @@ import { type LaunchedCommand, ProcessExecutor } from '@deepseek-ai/dsh-bash-kit
 import { launchInContainer } from './command.js'
 import { type ContainerExecutorConfig, type ContainerExecutorConfigInput, parseContainerConfig } from './config.js'
 import { EngineClient, engineUrlFromEnv } from './engine.js'
+import { containerErrors } from './errors.js'
 import { type ContainerSpec, ContainerSession } from './session.js'
 import { LABEL_EXECUTOR, LABEL_SERVER, serverIdentity, sweepDeadServers } from './sweep.js'
 
@@ -49,9 +50,9 @@ export class ContainerExecutor extends ProcessExecutor {
     try {
       stat = statSync(workspace)
     } catch {
-      throw new Error(`invalid container executor config: workspace ${JSON.stringify(workspace)} does not exist`)
+      throw containerErrors.invalidConfig(`workspace ${JSON.stringify(workspace)} does not exist`)
     }
-    if (!stat.isDirectory()) throw new Error(`invalid container executor config: workspace ${JSON.stringify(workspace)} is not a directory`)
+    if (!stat.isDirectory()) throw containerErrors.invalidConfig(`workspace ${JSON.stringify(workspace)} is not a directory`)
     // Relative workdirs resolve inside the container: by default against the mount.
     super(ctx, { ...parsed, cwd: parsed.cwd ?? parsed.mountPath })
     this.containerConfig = parsed
@@ -180,7 +181,7 @@ export class ContainerExecutor extends ProcessExecutor {
 
   private async createSession(key: string): Promise<ContainerSession> {
     await this._sweep
-    if (this.disposing) throw new Error('the bash executor is disposed')
+    if (this.disposing) throw containerErrors.disposed()
     const c = this.containerConfig
     const spec: ContainerSpec = {
       image: c.image,
@@ -212,7 +213,7 @@ export class ContainerExecutor extends ProcessExecutor {
     this.watchIdle(key, session)
     if (this.disposing) {
       await session.remove()
-      throw new Error('the bash executor is disposed')
+      throw containerErrors.disposed()
     }
     return session
   }

@@ -3,3 +3,4 @@ export { containerConfigSchema, parseContainerConfig, DEFAULT_MOUNT_PATH, type C
 export { EngineClient, EngineError, parseEngineUrl, engineUrlFromEnv, DEFAULT_ENGINE_URL, type EngineAddress, type EngineStream } from './engine.js'
 export { sweepDeadServers, LABEL_EXECUTOR, LABEL_SERVER } from './sweep.js'
 export { AGENT_SCRIPT, LIFELINE_SCRIPT } from './scripts.js'
+export { CONTAINER_ERROR } from './errors.js'

@@ -1,6 +1,8 @@
+import { messageOf } from '@deepseek-ai/dsh-bash'
+
 import { AGENT_SCRIPT, LIFELINE_SCRIPT } from './scripts.js'
 import { EngineError, type EngineClient, type EngineStream } from './engine.js'
-import { containerErrors } from './errors.js'
+import { containerErrors, lostMessage } from './errors.js'
 
 /** What one container is created with (the executor computes it from its config). */
 export interface ContainerSpec {
@@ -59,7 +61,7 @@ export class ContainerSession {
     session.onGone = onGone
     let timer: NodeJS.Timeout | undefined
     const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(containerErrors.createFailed(`not ready after ${spec.startTimeoutMs} ms`))), spec.startTimeoutMs)
+      timer = setTimeout(() => reject(containerErrors.createFailed(`not ready after ${spec.startTimeoutMs} ms`)), spec.startTimeoutMs)
       timer.unref?.()
     })
     try {
@@ -109,18 +111,18 @@ export class ContainerSession {
     try {
       created = await this.engine.request<{ Id: string }>('POST', `/containers/create?name=${encodeURIComponent(this.name)}`, body)
     } catch (error) {
-      if (error instanceof EngineError && error.status === 404) throw new Error(containerErrors.noImage(spec.image))
-      throw new Error(containerErrors.createFailed(messageOf(error)))
+      if (error instanceof EngineError && error.status === 404) throw containerErrors.noImage(spec.image)
+      throw containerErrors.createFailed(messageOf(error))
     }
     this.id = created.Id
     // The lifeline is attached before the start: from its first instant the container lives only
     // as long as this connection.
     this.lifeline = await this.engine.hijack(`/containers/${this.id}/attach?stream=1&stdin=1&stdout=0&stderr=0`)
-    this.lifeline.closed.then(() => this.markLost(containerErrors.lost(this.shortId)))
+    this.lifeline.closed.then(() => this.markLost(lostMessage(this.shortId)))
     try {
       await this.engine.request('POST', `/containers/${this.id}/start`)
     } catch (error) {
-      throw new Error(containerErrors.createFailed(messageOf(error)))
+      throw containerErrors.createFailed(messageOf(error))
     }
     const exec = await this.engine.request<{ Id: string }>('POST', `/containers/${this.id}/exec`, {
       AttachStdin: true,
@@ -141,7 +143,7 @@ export class ContainerSession {
     this.readFrames(agent)
     agent.closed.then(() => {
       const why = this.agentStderr.trim()
-      this.markLost(why ? `${containerErrors.lost(this.shortId)}: ${why.split('\n').slice(-3).join(' ')}` : containerErrors.lost(this.shortId))
+      this.markLost(why ? `${lostMessage(this.shortId)}: ${why.split('\n').slice(-3).join(' ')}` : lostMessage(this.shortId))
     })
     await hello
   }
@@ -196,7 +198,7 @@ export class ContainerSession {
   /** Kills and removes the container; resolves once the engine no longer has it. Never rejects. */
   remove(): Promise<void> {
     this.removing ??= (async () => {
-      this.markLost(containerErrors.lost(this.shortId))
+      this.markLost(lostMessage(this.shortId))
       if (this.id) {
         try {
           await this.engine.request('DELETE', `/containers/${this.id}?force=1&v=1`)
@@ -217,7 +219,7 @@ export class ContainerSession {
   private markLost(reason: string): void {
     if (this.lostReason) return
     this.lostReason = reason
-    this.helloWaiter?.reject(new Error(containerErrors.agentFailed(this.agentStderr.trim() || reason)))
+    this.helloWaiter?.reject(containerErrors.agentFailed(this.agentStderr.trim() || reason))
     this.helloWaiter = undefined
     const sinks = [...this.sinks.values()]
     this.sinks.clear()
@@ -272,6 +274,3 @@ async function waitUntilGone(engine: EngineClient, id: string): Promise<void> {
   }
 }
 
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error)
-}

@@ -140,6 +140,7 @@ describe.skipIf(skip !== undefined)('container executor: sessions, confinement, 
   it('a missing image is a clear error and nothing is left', async () => {
     const bash = await create({ image: 'dsh-bash-no-such-image:never' })
     await expect(run(bash, 'true')).rejects.toThrow('image "dsh-bash-no-such-image:never" is not on the engine (the container executor never pulls: load or build it first)')
+    await expect(run(bash, 'true')).rejects.toMatchObject({ code: 'DSH_CONTAINER_NO_IMAGE' })
     expect(containersWithLabel(label)).toEqual([])
   })
 

@@ -3,7 +3,17 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Context } from 'cordis'
 import { describe, expect, it } from 'vitest'
-import { ContainerExecutor, DEFAULT_ENGINE_URL, EngineClient, engineUrlFromEnv, parseEngineUrl, parseContainerConfig } from '../src/index.js'
+import { CONTAINER_ERROR, ContainerExecutor, DEFAULT_ENGINE_URL, EngineClient, engineUrlFromEnv, parseEngineUrl, parseContainerConfig } from '../src/index.js'
+
+/** What `fn` throws (undefined when it does not). */
+function thrown(fn: () => unknown): unknown {
+  try {
+    fn()
+  } catch (error) {
+    return error
+  }
+  return undefined
+}
 
 describe('engine URLs (DOCKER_HOST conventions)', () => {
   it('parses unix sockets and tcp addresses', () => {
@@ -34,6 +44,7 @@ describe('engine URLs (DOCKER_HOST conventions)', () => {
     const client = new EngineClient(`unix://${dir}/none.sock`)
     try {
       await expect(client.request('GET', '/_ping')).rejects.toThrow(`cannot reach the container engine at unix://${dir}/none.sock: ENOENT`)
+      await expect(client.request('GET', '/_ping')).rejects.toMatchObject({ code: CONTAINER_ERROR.engineUnreachable })
     } finally {
       client.close()
       rmSync(dir, { recursive: true, force: true })
@@ -71,5 +82,13 @@ describe('container executor config', () => {
     expect(() => new ContainerExecutor(new Context(), { image: 'x', workspace: '/no/such/dir', sweep: false })).toThrow(
       'invalid container executor config: workspace "/no/such/dir" does not exist',
     )
+    expect(thrown(() => new ContainerExecutor(new Context(), { image: 'x', workspace: '/no/such/dir', sweep: false }))).toMatchObject({ code: 'DSH_INVALID_CONFIG' })
+  })
+
+  it('its errors carry stable codes', () => {
+    expect(thrown(() => parseEngineUrl('ssh://me@host'))).toMatchObject({ code: 'DSH_CONTAINER_ENGINE_URL' })
+    expect(thrown(() => parseEngineUrl('docker.sock'))).toMatchObject({ code: CONTAINER_ERROR.engineUrl })
+    expect(thrown(() => parseContainerConfig({ image: 'x', mountPath: 'work' }))).toMatchObject({ code: 'DSH_INVALID_CONFIG' })
+    expect(thrown(() => parseContainerConfig({ image: 'x', env: { 'A-B': 'c' } }))).toMatchObject({ code: CONTAINER_ERROR.invalidConfig })
   })
 })

@@ -1,3 +1,4 @@
+import { sleep } from '@deepseek-ai/dsh-bash'
 import { signalPid } from './proc.js'
 import type { TreeScan } from './scan.js'
 
@@ -7,7 +8,6 @@ export const CONFIRM_SCANS = 2
 /** Bounds the whole kill; the caller goes on waiting for the tree to empty afterwards. */
 const KILL_LIMIT_MS = 5_000
 
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
 
 /** What `freezeAndKill` needs to know about a tree. */
 export interface KillTarget {

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs'
+import { sleep } from '@deepseek-ai/dsh-bash'
 import { allPids, parseStat, PF_EXITING, PF_KTHREAD, type ProcStat } from './proc.js'
 
 /**
@@ -156,7 +157,6 @@ function hasVariable(environ: Buffer, needle: Buffer): boolean {
   return last.includes(framed)
 }
 
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
 
 /** How long a process may stay inside execve (`unsure`) before a settled scan stops waiting for it. */
 export const SETTLE_LIMIT_MS = 2_000

@@ -5,3 +5,4 @@ export { compilePattern, matchPattern, type Pattern, type MatchResult } from './
 export { extract, type Finding, type CommandFinding, MAX_NESTING } from './extract.js'
 export { loadParser } from './parser.js'
 export { BashPolicy, type BashPolicyConfig } from './plugin.js'
+export { POLICY_ERROR, isPolicyError, type PolicyErrorCode } from './errors.js'

@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module'
 import { Language, Parser, type TreeCursor } from 'web-tree-sitter'
+import { policyErrors } from './errors.js'
 
 /**
  * A plain copy of a tree-sitter node. The policy walks plain objects instead of web-tree-sitter
@@ -51,7 +52,7 @@ export function parseScript(parser: Parser, text: string, deadline = Infinity): 
   const tree = parser.parse(text, null, deadline === Infinity ? undefined : { progressCallback: () => performance.now() > deadline })
   if (!tree) {
     if (performance.now() > deadline) throw new ParseTimeout()
-    throw new Error('tree-sitter returned no tree')
+    throw policyErrors.noTree()
   }
   try {
     const cursor = tree.walk()

@@ -1,7 +1,10 @@
 import { readFileSync } from 'node:fs'
 import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Document } from 'yaml'
 import { z } from 'zod'
+import { POLICY_ERROR, PolicyError } from './errors.js'
 import type { Policy } from './types.js'
+
+export { PolicyError }
 
 export const POLICY_DEFAULTS = { default: 'ask', maxCommands: 50, maxCommandBytes: 16384 } as const
 
@@ -23,19 +26,6 @@ export const policySchema = z.strictObject({
 
 /** What a policy file or a config object may hold; everything but the rules has a default. */
 export type PolicyInput = z.input<typeof policySchema>
-
-/** A policy that was refused. `message` is `FILE:LINE:COLUMN: reason` when the place is known. */
-export class PolicyError extends Error {
-  constructor(
-    readonly file: string | undefined,
-    readonly reason: string,
-    readonly line?: number,
-    readonly column?: number,
-  ) {
-    super(`${file ?? 'policy'}${line ? `:${line}${column ? `:${column}` : ''}` : ''}: ${reason}`)
-    this.name = 'PolicyError'
-  }
-}
 
 /** Validates a policy given as an object (plugin configuration, tests). Throws `PolicyError`. */
 export function definePolicy(input: unknown, file?: string): Policy {
@@ -87,7 +77,7 @@ export function loadPolicyFile(path: string): Policy {
   try {
     text = readFileSync(path, 'utf8')
   } catch (error) {
-    throw new PolicyError(path, `cannot read the policy file: ${(error as Error).message}`)
+    throw new PolicyError(path, `cannot read the policy file: ${(error as Error).message}`, undefined, undefined, POLICY_ERROR.unreadable)
   }
   return parsePolicy(text, path)
 }

@@ -2,13 +2,15 @@ import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { definePolicy, loadPolicyFile, parsePolicy, PolicyError } from '../src/index.js'
+import { definePolicy, isPolicyError, loadPolicyFile, parsePolicy, POLICY_ERROR, PolicyError } from '../src/index.js'
 
 function refused(text: string, file = 'policy.json'): string {
   try {
     parsePolicy(text, file)
   } catch (error) {
     expect(error).toBeInstanceOf(PolicyError)
+    expect(error).toMatchObject({ code: POLICY_ERROR.invalid })
+    expect(isPolicyError(error)).toBe(true)
     return (error as Error).message
   }
   throw new Error('the policy was accepted')
@@ -98,6 +100,14 @@ describe('policy files', () => {
     writeFileSync(bad, '{\n  "default": "ask",\n  "deny": ["rm -rf *"],\n  "ask": "git push *"\n}\n')
     expect(() => loadPolicyFile(bad)).toThrow(`${bad}:4:10: "ask" must be a list of strings`)
     expect(() => loadPolicyFile(join(dir, 'missing.json'))).toThrow(new RegExp(`^${join(dir, 'missing.json')}: cannot read the policy file: ENOENT`))
+    let unreadable: unknown
+    try {
+      loadPolicyFile(join(dir, 'missing.json'))
+    } catch (error) {
+      unreadable = error
+    }
+    expect(unreadable).toMatchObject({ code: 'DSH_POLICY_UNREADABLE' })
+    expect(isPolicyError(unreadable)).toBe(true)
   })
 
   it('definePolicy validates an object the same way, without a line', () => {

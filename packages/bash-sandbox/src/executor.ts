@@ -1,7 +1,7 @@
-import { realpathSync, statSync } from 'node:fs'
+import { realpathSync } from 'node:fs'
 import { resolve as resolvePath } from 'node:path'
 import type { Context } from 'cordis'
-import type { BashExecRequest, BashExecSpec } from '@deepseek-ai/dsh-bash'
+import { type BashExecRequest, type BashExecSpec, isDirectory } from '@deepseek-ai/dsh-bash'
 import { LocalExecutor, type LocalExecutorConfigInput } from '@deepseek-ai/dsh-bash-local'
 import { lookupExecutable } from './bwrap.js'
 import {
@@ -83,7 +83,7 @@ function physicalDirectory(configured: string | undefined, cwd: string | undefin
   const base = cwd ? resolvePath(cwd) : process.cwd()
   const path = configured === undefined ? base : resolvePath(base, configured)
   try {
-    if (!statSync(path).isDirectory()) throw new Error('not a directory')
+    if (!isDirectory(path)) throw new Error('not a directory')
     return realpathSync(path)
   } catch {
     throw new Error(`invalid sandbox executor config: workspaceRoot is not an existing directory: ${path}`)

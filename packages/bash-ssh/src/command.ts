@@ -1,8 +1,8 @@
 import { PassThrough } from 'node:stream'
 import type { ClientChannel } from 'ssh2'
-import { type BashExecSpec, TERMINAL_COLS, TERMINAL_ROWS, TERMINAL_TERM } from '@deepseek-ai/dsh-bash'
+import { type BashExecSpec, messageOf, TERMINAL_COLS, TERMINAL_ROWS, TERMINAL_TERM } from '@deepseek-ai/dsh-bash'
 import type { ExitFacts, LaunchedCommand } from '@deepseek-ai/dsh-bash-kit'
-import { lostMessage } from './connection.js'
+import { lostMessage, sshErrors } from './errors.js'
 import type { SshHost } from './host.js'
 import type { ChannelLease, Lease } from './pool.js'
 import { execText, HEADER_PREFIX, MAX_EXEC_TEXT_BYTES, UPLOAD_TEXT, wrapperScript } from './scripts.js'
@@ -48,10 +48,10 @@ async function startRemote(host: SshHost, spec: BashExecSpec, options: LaunchOpt
   if (Buffer.byteLength(text) > MAX_EXEC_TEXT_BYTES) {
     // Too long for one argument of sshd's `$SHELL -c`: the command goes to a private temp file.
     const upload = await host.runHelper(UPLOAD_TEXT, { stdin: spec.command })
-    if (upload.lost) throw new Error(lostMessage(host.label))
+    if (upload.lost) throw sshErrors.connectionLost(host.label)
     scriptPath = upload.stdout.trim()
     if (upload.code !== 0 || !scriptPath.startsWith('/')) {
-      throw new Error(`cannot store the command in a temp file on ${host.label}: ${upload.stderr.trim() || `exit ${upload.code}`}`)
+      throw sshErrors.startFailed(`cannot store the command in a temp file on ${host.label}: ${upload.stderr.trim() || `exit ${upload.code}`}`)
     }
     text = execText(options.shell, wrapper, 'dsh-bash-ssh', [spec.workdir, options.marker, 'file', scriptPath])
   }
@@ -135,7 +135,7 @@ class RemoteCommand implements LaunchedCommand {
    * handed to ssh2 (flow control queues it there: a program that does not read never blocks us).
    */
   write?: (data: Uint8Array) => Promise<void> = async (data) => {
-    if (this.released || this.lost || this.closed) throw new Error(`the terminal of this command on ${this.host.label} is closed`)
+    if (this.released || this.lost || this.closed) throw sshErrors.terminalClosed(this.host.label)
     this.channel.write(Buffer.from(data.buffer, data.byteOffset, data.byteLength))
   }
 
@@ -191,7 +191,7 @@ class RemoteCommand implements LaunchedCommand {
       this.stdout.end()
       this.stderr.end()
       if (!this.startSettled) {
-        if (!this.exitFacts) this.failStart(lostMessage(this.host.label))
+        if (!this.exitFacts) this.failStart(lostMessage(this.host.label), true)
         else if (this.exitFacts.exitCode === 127) {
           this.failStart(`shell not found on ${this.host.label}: ${this.shell}${this.startupDetails()}`)
         } else {
@@ -237,10 +237,11 @@ class RemoteCommand implements LaunchedCommand {
     else this.failStart(`unexpected output from the remote wrapper on ${this.host.label}: ${JSON.stringify(line.slice(0, 100))}`)
   }
 
-  private failStart(message: string): void {
+  /** `lost`: the start failed because the connection went away (else the command could not start). */
+  private failStart(message: string, lost = false): void {
     if (this.startSettled) return
     this.startSettled = true
-    this.rejectStarted(new Error(message))
+    this.rejectStarted(lost ? sshErrors.lostWith(message) : sshErrors.startFailed(message))
     this.resolveExited({ exitCode: null, signal: null })
   }
 
@@ -248,7 +249,7 @@ class RemoteCommand implements LaunchedCommand {
   private markLost(reason: string): void {
     if (this.lost || this.released) return
     if (!this.startSettled) {
-      this.failStart(reason)
+      this.failStart(reason, true)
       this.host.addOrphan(this.marker)
       return
     }
@@ -315,8 +316,4 @@ class RemoteCommand implements LaunchedCommand {
       this.host.runHelper(`rm -f -- '${this.scriptPath}'`).catch(() => {})
     }
   }
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error)
 }

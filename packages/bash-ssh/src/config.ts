@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { executorConfigShape, nonNegativeInt, parseConfig, positiveInt } from '@deepseek-ai/dsh-bash-kit'
+import { sshErrors } from './errors.js'
 
 /** `SHA256:` followed by the unpadded base64 of the key's SHA-256, as printed by `ssh-keygen -l`. */
 const FINGERPRINT = /^SHA256:[A-Za-z0-9+/]{43}=?$/
@@ -73,7 +74,7 @@ export function parseSshConfig(input: unknown): SshExecutorConfig {
   const seen = new Set<string>()
   config.hosts.forEach((h, i) => {
     const id = hostLabel(h)
-    if (seen.has(id)) throw new Error(`invalid ssh executor config: hosts.${i}: ${id} is listed twice`)
+    if (seen.has(id)) throw sshErrors.invalidConfig(`hosts.${i}: ${id} is listed twice`)
     seen.add(id)
   })
   return config
@@ -91,9 +92,9 @@ export function hostLabel(h: Pick<SshHostConfig, 'username' | 'host' | 'port'>):
  */
 export function parseSshTarget(text: string): { username: string; host: string; port: number } {
   const match = /^([^@\s]+)@(\[[^\]]+\]|[^:\s[\]]+)(?::(\d+))?$/.exec(text)
-  if (!match) throw new Error(`invalid ssh target ${JSON.stringify(text)}: expected user@host[:port]`)
+  if (!match) throw sshErrors.invalidTarget(text, 'expected user@host[:port]')
   const port = match[3] === undefined ? 22 : Number(match[3])
-  if (!(port >= 1 && port <= 65535)) throw new Error(`invalid ssh target ${JSON.stringify(text)}: port must be 1–65535`)
+  if (!(port >= 1 && port <= 65535)) throw sshErrors.invalidTarget(text, 'port must be 1–65535')
   const host = match[2].startsWith('[') ? match[2].slice(1, -1) : match[2]
   return { username: match[1], host, port }
 }

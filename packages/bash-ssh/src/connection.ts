@@ -1,5 +1,7 @@
 import ssh2 from 'ssh2'
 import type { Client as ClientType, ClientChannel, ConnectConfig, ExecOptions } from 'ssh2'
+import { sleep } from '@deepseek-ai/dsh-bash'
+import { isFatalConnectError, sshErrors } from './errors.js'
 import type { HostKeyPolicy } from './hostkey.js'
 
 /** What one host connection needs. */
@@ -12,16 +14,6 @@ export interface ConnectionSettings {
   connectAttempts: number
   reconnectDelayMs: number
   maxReconnectDelayMs: number
-}
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref?.())
-
-/** An error that no retry can fix (host key refused, authentication failed). */
-class FatalConnectError extends Error {}
-
-/** The message of a lost connection; the kit reports it on the task and rejects runs with it. */
-export function lostMessage(label: string): string {
-  return `connection to ${label} lost`
 }
 
 type LostListener = (reason: string) => void
@@ -59,20 +51,20 @@ export class SshConnection {
     const { connectAttempts, reconnectDelayMs, maxReconnectDelayMs, label } = this.settings
     let lastError: Error | undefined
     for (let attempt = 0; attempt < connectAttempts; attempt++) {
-      if (attempt > 0) await sleep(Math.min(reconnectDelayMs * 2 ** (attempt - 1), maxReconnectDelayMs))
+      if (attempt > 0) await sleep(Math.min(reconnectDelayMs * 2 ** (attempt - 1), maxReconnectDelayMs), { unref: true })
       if (this.closing) break
       try {
         await this.connectOnce()
         return
       } catch (error) {
         lastError = error as Error
-        if (error instanceof FatalConnectError) break
+        if (isFatalConnectError(error)) break
       }
     }
     this._state = 'closed'
-    if (lastError instanceof FatalConnectError) throw lastError
-    if (this.closing && !lastError) throw new Error(`connection to ${label} closed`)
-    throw new Error(`cannot connect to ${label}: ${lastError?.message ?? 'closed'}`)
+    if (isFatalConnectError(lastError)) throw lastError
+    if (this.closing && !lastError) throw sshErrors.connectionClosed(label)
+    throw sshErrors.connectFailed(label, lastError?.message ?? 'closed')
   }
 
   private connectOnce(): Promise<void> {
@@ -103,21 +95,21 @@ export class SshConnection {
       client.on('error', (error: Error & { level?: string }) => {
         lastError = error
         if (!settled) {
-          if (refusal) fail(new FatalConnectError(`host key verification failed for ${label}: ${refusal}`))
-          else if (error.level === 'client-authentication') fail(new FatalConnectError(`authentication failed for ${label}: ${error.message}`))
+          if (refusal) fail(sshErrors.hostKeyRejected(label, refusal))
+          else if (error.level === 'client-authentication') fail(sshErrors.authFailed(label, error.message))
           else fail(error)
         }
       })
       client.on('close', () => {
         if (!settled) {
-          fail(refusal ? new FatalConnectError(`host key verification failed for ${label}: ${refusal}`) : (lastError ?? new Error('connection closed during the handshake')))
+          fail(refusal ? sshErrors.hostKeyRejected(label, refusal) : (lastError ?? sshErrors.handshakeClosed()))
           return
         }
         if (this.client !== client) return
         const wasReady = this.state === 'ready'
         this._state = 'closed'
         if (wasReady && !this.closing) {
-          const reason = lostMessage(label)
+          const reason = sshErrors.connectionLost(label).message
           for (const listener of [...this.lostListeners]) listener(reason)
         }
         this.lostListeners.clear()
@@ -134,7 +126,7 @@ export class SshConnection {
           },
         })
       } catch (error) {
-        fail(new FatalConnectError(`cannot connect to ${label}: ${(error as Error).message}`))
+        fail(sshErrors.connectFailed(label, (error as Error).message))
       }
     })
   }
@@ -149,7 +141,7 @@ export class SshConnection {
     return new Promise((resolve, reject) => {
       const client = this.client
       if (this.state !== 'ready' || !client) {
-        reject(new Error(lostMessage(this.settings.label)))
+        reject(sshErrors.connectionLost(this.settings.label))
         return
       }
       try {

@@ -7,6 +7,7 @@ import type { BashExecRequest, BashExecSpec } from '@deepseek-ai/dsh-bash'
 import { type LaunchedCommand, ProcessExecutor } from '@deepseek-ai/dsh-bash-kit'
 import { launchRemote } from './command.js'
 import { hostLabel, parseSshConfig, type SshExecutorConfig, type SshExecutorConfigInput, type SshHostConfig } from './config.js'
+import { sshErrors } from './errors.js'
 import { SshHost } from './host.js'
 import { FingerprintPolicy, type HostKeyPolicy, KnownHostsPolicy } from './hostkey.js'
 
@@ -116,7 +117,7 @@ function buildHost(config: SshExecutorConfig, host: SshHostConfig, index: number
     try {
       privateKey = readFileSync(host.privateKeyPath)
     } catch (error) {
-      throw new Error(`invalid ssh executor config: hosts.${index}.privateKeyPath: cannot read ${host.privateKeyPath}: ${(error as Error).message}`)
+      throw sshErrors.invalidConfig(`hosts.${index}.privateKeyPath: cannot read ${host.privateKeyPath}: ${(error as Error).message}`)
     }
   } else {
     privateKey = host.privateKey!
@@ -124,8 +125,8 @@ function buildHost(config: SshExecutorConfig, host: SshHostConfig, index: number
   const parsed = ssh2.utils.parseKey(privateKey, host.passphrase)
   const key = Array.isArray(parsed) ? parsed[0] : parsed
   const keyName = host.privateKeyPath !== undefined ? 'privateKeyPath' : 'privateKey'
-  if (key instanceof Error) throw new Error(`invalid ssh executor config: hosts.${index}.${keyName}: ${key.message}`)
-  if (!key || key.isPrivateKey() !== true) throw new Error(`invalid ssh executor config: hosts.${index}.${keyName}: not a private key`)
+  if (key instanceof Error) throw sshErrors.invalidConfig(`hosts.${index}.${keyName}: ${key.message}`)
+  if (!key || key.isPrivateKey() !== true) throw sshErrors.invalidConfig(`hosts.${index}.${keyName}: not a private key`)
   let policy: HostKeyPolicy
   if ('fingerprint' in host.hostKey) policy = new FingerprintPolicy(host.hostKey.fingerprint)
   else policy = new KnownHostsPolicy(host.hostKey.knownHostsPath, host.host, host.port)

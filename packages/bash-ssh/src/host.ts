@@ -1,5 +1,6 @@
 import type { ClientChannel, ExecOptions } from 'ssh2'
 import type { ConnectionSettings } from './connection.js'
+import { sshErrors } from './errors.js'
 import { type ChannelLease, ConnectionPool, type Lease, onceLease } from './pool.js'
 import { AGENT_SCRIPT, CONTROL_SCRIPT, execText } from './scripts.js'
 
@@ -161,7 +162,7 @@ export class SshHost {
       try {
         for (const marker of [...this.orphans]) {
           const result = await this.runHelper(this.controlText('term', 0, marker, this.graceMs), { stdin: null, attempts })
-          if (result.lost) throw new Error('lost again')
+          if (result.lost) throw sshErrors.connectionLost(this.label)
           this.orphans.delete(marker)
         }
         this.reapDelay = this.settings.reconnectDelayMs

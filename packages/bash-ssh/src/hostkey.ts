@@ -1,5 +1,6 @@
 import { createHash, createHmac } from 'node:crypto'
 import { readFileSync } from 'node:fs'
+import { sshErrors } from './errors.js'
 
 /** `SHA256:<unpadded base64>` of a raw public key blob, as `ssh-keygen -l` prints it. */
 export function fingerprintOf(blob: Buffer): string {
@@ -71,7 +72,7 @@ export class KnownHostsPolicy implements HostKeyPolicy {
     try {
       text = readFileSync(this.path, 'utf8')
     } catch (error) {
-      throw new Error(`cannot read known_hosts file ${this.path}: ${(error as Error).message}`)
+      throw sshErrors.knownHostsUnreadable(this.path, (error as Error).message)
     }
     const names = this.port === 22 ? [this.host] : [`[${this.host}]:${this.port}`]
     const found: KnownHostEntry[] = []

@@ -1,4 +1,5 @@
 export { SshExecutor } from './executor.js'
+export { SSH_ERROR, lostMessage } from './errors.js'
 export {
   sshConfigSchema,
   sshHostSchema,

@@ -1,6 +1,7 @@
 import type { ClientChannel, ExecOptions } from 'ssh2'
-import { type ConnectionSettings, lostMessage, SshConnection } from './connection.js'
+import { type ConnectionSettings, SshConnection } from './connection.js'
 import { ControlAgent } from './control-agent.js'
+import { sshErrors } from './errors.js'
 
 /** Something held until `release()`. Releasing is idempotent: only the first call counts. */
 export interface Lease {
@@ -85,7 +86,7 @@ export class ConnectionPool {
   async exec(text: string, setup: (lease: ChannelLease) => void, attempts?: number, options?: ExecOptions): Promise<ChannelLease> {
     let refusals = 0
     for (;;) {
-      if (this.closed) throw new Error(`the connection pool for ${this.label} is closed`)
+      if (this.closed) throw sshErrors.poolClosed(this.label)
       const pooled = await this.reserve(attempts)
       let lease!: ChannelLease
       try {
@@ -111,7 +112,7 @@ export class ConnectionPool {
         // the pty request (`PermitTTY no`, no free pty): not a session limit, and no retry helps.
         if (alive && options?.pty && typeof (error as { reason?: unknown }).reason !== 'number') {
           this.releaseSlot(pooled)
-          throw new Error(`${this.label} refused a pseudo-terminal: ${(error as Error).message}`)
+          throw sshErrors.ptyRefused(this.label, (error as Error).message)
         }
         if (alive) {
           // The server refused one more session on this connection (its MaxSessions is lower than
@@ -119,8 +120,8 @@ export class ConnectionPool {
           pooled.capacity = Math.max(1, Math.min(pooled.capacity, pooled.open))
         }
         this.releaseSlot(pooled)
-        if (!alive) throw new Error(lostMessage(this.label))
-        if (++refusals > 20) throw new Error(`cannot open a session on ${this.label}: ${(error as Error).message}`)
+        if (!alive) throw sshErrors.connectionLost(this.label)
+        if (++refusals > 20) throw sshErrors.sessionRefused(this.label, (error as Error).message)
       }
     }
   }

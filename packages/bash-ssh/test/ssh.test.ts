@@ -3,7 +3,7 @@ import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { Context } from 'cordis'
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
-import { hostMatches, parseSshConfig, parseSshTarget, SshExecutor } from '../src/index.js'
+import { hostMatches, parseSshConfig, parseSshTarget, SSH_ERROR, SshExecutor } from '../src/index.js'
 import { createSsh, hostEntry, type SshInstance } from './helpers.js'
 import { makeKeys, type SshdInstance, startSshd, TEST_USER, type TestKeys, unavailableReason, userProcesses } from './sshd.js'
 
@@ -13,6 +13,16 @@ if (skip) console.warn(`[dsh-bash-ssh] skipping the tests against a real sshd: $
 const WAIT = { timeout: 30_000, interval: 50 }
 
 /** Random digits for a process marker in argv (`sleep 1000.<digits>`). */
+/** What `fn` throws (undefined when it does not). */
+function thrown(fn: () => unknown): unknown {
+  try {
+    fn()
+  } catch (error) {
+    return error
+  }
+  return undefined
+}
+
 function digits(): string {
   return `${Math.floor(Math.random() * 1e9)}${Math.floor(Math.random() * 1e9)}`
 }
@@ -37,6 +47,8 @@ describe('config', () => {
     expect(() => parseSshConfig({ hosts: [host], cwd: 'relative' })).toThrow(/cwd must be an absolute remote path/)
     expect(() => parseSshConfig({ hosts: [host], bogus: 1 })).toThrow(/unknown key\(s\) "bogus"/)
     expect(() => parseSshConfig({ hosts: [host, host] })).toThrow(/u@example\.org:22 is listed twice/)
+    expect(thrown(() => parseSshConfig({ hosts: [host, host] }))).toMatchObject({ code: SSH_ERROR.invalidConfig })
+    expect(thrown(() => parseSshConfig({ hosts: [host], graceMs: -1 }))).toMatchObject({ code: 'DSH_INVALID_CONFIG' })
   })
 
   it('refuses an unreadable or invalid private key, naming the key', () => {
@@ -45,6 +57,7 @@ describe('config', () => {
       /hosts\.0\.privateKeyPath: cannot read \/no\/such\/key/,
     )
     expect(() => new SshExecutor(ctx, { hosts: [{ ...host, privateKey: 'not a key' }] })).toThrow(/hosts\.0\.privateKey/)
+    expect(thrown(() => new SshExecutor(ctx, { hosts: [{ ...host, privateKey: 'not a key' }] }))).toMatchObject({ code: 'DSH_INVALID_CONFIG' })
   })
 
   it('parses user@host[:port] targets', () => {
@@ -52,6 +65,8 @@ describe('config', () => {
     expect(parseSshTarget('me@10.0.0.1:2222')).toEqual({ username: 'me', host: '10.0.0.1', port: 2222 })
     expect(parseSshTarget('me@[::1]:22')).toEqual({ username: 'me', host: '::1', port: 22 })
     expect(() => parseSshTarget('box')).toThrow(/expected user@host\[:port\]/)
+    expect(thrown(() => parseSshTarget('box'))).toMatchObject({ code: 'DSH_SSH_INVALID_TARGET' })
+    expect(thrown(() => parseSshTarget('me@box:0'))).toMatchObject({ code: 'DSH_SSH_INVALID_TARGET', message: 'invalid ssh target "me@box:0": port must be 1–65535' })
   })
 
   it('matches known_hosts patterns like OpenSSH', () => {
@@ -124,6 +139,7 @@ describe.skipIf(skip !== undefined)('against real sshd servers', () => {
       )
       expect(error?.message).toMatch(new RegExp(`^host key verification failed for ${TEST_USER}@127\\.0\\.0\\.1:${a.port}: the host key has CHANGED`))
       expect(error?.message).toContain(a.fingerprint)
+      expect(error).toMatchObject({ code: 'DSH_SSH_HOST_KEY_REJECTED' })
     })
 
     it('refuses an unknown host and a wrong pinned fingerprint', async () => {
@@ -133,12 +149,14 @@ describe.skipIf(skip !== undefined)('against real sshd servers', () => {
       await expect(run(unknown, 'echo never')).rejects.toThrow(`host key verification failed for ${TEST_USER}@127.0.0.1:${a.port}: the host is unknown`)
       const wrong = await executor({ hosts: [hostEntry(keys, a, { hostKey: { fingerprint: b.fingerprint } })] })
       await expect(run(wrong, 'echo never')).rejects.toThrow(`does not match the pinned fingerprint ${b.fingerprint}`)
+      await expect(run(wrong, 'echo never')).rejects.toMatchObject({ code: SSH_ERROR.hostKeyRejected })
     })
 
     it('a server that is not there gives an error naming the host, after the retries', async () => {
       const port = a.port === 1 ? 2 : 1
       const bash = await executor({ hosts: [{ ...hostEntry(keys, a), port }], connectAttempts: 2, reconnectDelayMs: 10 })
       await expect(run(bash, 'true')).rejects.toThrow(`cannot connect to ${TEST_USER}@127.0.0.1:${port}: connect ECONNREFUSED`)
+      await expect(run(bash, 'true')).rejects.toMatchObject({ code: 'DSH_SSH_CONNECT_FAILED' })
     })
   })
 
@@ -157,6 +175,13 @@ describe.skipIf(skip !== undefined)('against real sshd servers', () => {
       const bash = await executor()
       const result = await run(bash, 'echo "$TERM $X"; cat; readlink /proc/$$/fd/0', { env: { TERM: 'xterm', X: "it's" } })
       expect(result.stdout.text).toBe("xterm it's\n/dev/null\n")
+    })
+
+    it('a start failure carries DSH_START_FAILED: missing workdir, missing shell', async () => {
+      const bash = await executor()
+      await expect(run(bash, 'true', { workdir: '/no/such/dir' })).rejects.toMatchObject({ code: 'DSH_START_FAILED', message: 'workdir does not exist: /no/such/dir' })
+      const noShell = await executor({ shell: '/no/such/shell' })
+      await expect(run(noShell, 'true')).rejects.toMatchObject({ code: SSH_ERROR.startFailed })
     })
 
     it('a command longer than one argument (>128 KiB) runs; one over maxCommandBytes is refused', async () => {
@@ -269,6 +294,7 @@ describe.skipIf(skip !== undefined)('against real sshd servers', () => {
         await c.kill()
         const error = await call
         expect(error?.message).toBe(`connection to ${TEST_USER}@127.0.0.1:${c.port} lost`)
+        expect(error).toMatchObject({ code: 'DSH_CONNECTION_LOST' })
         await task.done
         expect(task.status).toBe('killed')
         expect(task.reason).toBe(`connection to ${TEST_USER}@127.0.0.1:${c.port} lost`)

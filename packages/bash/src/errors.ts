@@ -37,8 +37,11 @@ export const BASH_ERROR = {
 
 export type BashErrorCode = (typeof BASH_ERROR)[keyof typeof BASH_ERROR]
 
-/** An `Error` with a stable `code`. */
-export function codedError(code: BashErrorCode, message: string, options?: { cause?: unknown }): Error & { code: BashErrorCode } {
+/**
+ * An `Error` with a stable `code`: one of BASH_ERROR, or an executor package's own code (each
+ * keeps its codes in its errors.ts, `DSH_<PACKAGE>_…`).
+ */
+export function codedError<C extends string = BashErrorCode>(code: C, message: string, options?: { cause?: unknown }): Error & { code: C } {
   return Object.assign(new Error(message, options), { code })
 }
 

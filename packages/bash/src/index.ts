@@ -10,3 +10,4 @@ export {
   taskFinishedError,
   unknownTaskError,
 } from './errors.js'
+export { isDirectory, messageOf, sleep } from './util.js'

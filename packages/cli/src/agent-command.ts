@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto'
 import { createInterface, type Interface } from 'node:readline'
 import type { Readable, Writable } from 'node:stream'
-import { type ModelAdapter, type ModelReply, type ModelRequest, OpenAIChatAdapter, resultText } from '@deepseek-ai/dsh-agent'
+import { type ModelAdapter, type ModelReply, type ModelRequest, modelFailureFacts, OpenAIChatAdapter, resultText } from '@deepseek-ai/dsh-agent'
 import type { ApprovalDecision, ApprovalRequest, ToolRegistry, ToolResult } from '@deepseek-ai/dsh-tools'
 import type { AgentCommandOptions } from './args.js'
 import { askApproval } from './approval.js'
 import { attach, composeApp, firstLine } from './compose.js'
-import { UsageError } from './errors.js'
+import { cliErrors, UsageError } from './errors.js'
 import { LineReader } from './lines.js'
 import { onStopSignals, type StopSignal, signalExitCode } from './signals.js'
 
@@ -85,7 +85,7 @@ export async function runAgent(
   let stoppedBy: StopSignal | undefined
   onStopSignals((signal) => {
     stoppedBy = signal
-    controller.abort(new Error(`stopped by ${signal}`))
+    controller.abort(cliErrors.stopped(signal))
   })
   try {
     const answer = await agent.run(prompt, { signal: controller.signal })
@@ -115,9 +115,10 @@ class NamedAdapter implements ModelAdapter {
     try {
       return await this.inner.next(request, signal)
     } catch (error) {
-      if (signal?.aborted || !(error instanceof Error) || error.message.includes(this.inner.url)) throw error
-      const detail = error.message.replace(/^model request failed: /, '').replace(/^model /, '')
-      throw new Error(`model request to ${this.inner.url} failed: ${detail}`, { cause: error })
+      const facts = modelFailureFacts(error)
+      if (signal?.aborted || !(error instanceof Error) || facts.url !== undefined) throw error
+      const detail = facts.detail ?? error.message
+      throw cliErrors.model(this.inner.url, detail, error)
     }
   }
 }

@@ -2,6 +2,7 @@ import { readFileSync, statSync } from 'node:fs'
 import type { ToolBashConfig } from '@deepseek-ai/dsh-tool-bash'
 import { resolve } from 'node:path'
 import { parseArgs } from 'node:util'
+import { isDirectory } from '@deepseek-ai/dsh-bash'
 
 import { UsageError } from './errors.js'
 import { applyExecutorFlags, executorFlagSpec } from './executor-flags.js'
@@ -353,14 +354,6 @@ function isHttpUrl(value: string): boolean {
   try {
     const url = new URL(value)
     return url.protocol === 'http:' || url.protocol === 'https:'
-  } catch {
-    return false
-  }
-}
-
-function isDirectory(path: string): boolean {
-  try {
-    return statSync(path).isDirectory()
   } catch {
     return false
   }

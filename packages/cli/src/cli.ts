@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs'
 import { parseAgentArgs, parseMcpArgs, parseReplArgs } from './args.js'
-import { StartupError, UsageError } from './errors.js'
+import { isStartupError, isUsageError, UsageError } from './errors.js'
 import { AGENT_HELP, MAIN_HELP, MCP_HELP, REPL_HELP } from './help.js'
 
 
@@ -60,12 +60,12 @@ export async function main(argv: string[], io: { out?: NodeJS.WritableStream; er
     if (code === 'help') return write(out, command.help), 0
     return code
   } catch (error) {
-    if (error instanceof UsageError) {
+    if (isUsageError(error)) {
       const topic = error.command ?? hint
       write(err, `dsh-bash: ${error.message}\nTry "dsh-bash ${topic ? `${topic} ` : ''}--help".`)
       return 2
     }
-    if (error instanceof StartupError) {
+    if (isStartupError(error)) {
       write(err, `dsh-bash: ${error.message}`)
       return 1
     }

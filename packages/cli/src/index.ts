@@ -14,7 +14,7 @@ export {
   type McpOptions,
   type ReplOptions,
 } from './args.js'
-export { UsageError, StartupError } from './errors.js'
+export { UsageError, StartupError, CLI_ERROR } from './errors.js'
 export { composeApp, loadExecutor, logToStderr, type App } from './compose.js'
 export { runMcp } from './mcp-command.js'
 export { runRepl } from './repl.js'

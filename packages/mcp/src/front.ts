@@ -11,6 +11,7 @@
  */
 import type { Readable, Writable } from 'node:stream'
 import { checkMessage, errorResponse, INVALID_REQUEST, LineSplitter, PARSE_ERROR, type Refusal, sniffId } from './protocol.js'
+import { mcpErrors } from './errors.js'
 
 /** The default of `maxLineBytes`. */
 export const DEFAULT_MAX_LINE_BYTES = 10 * 1024 * 1024
@@ -80,7 +81,7 @@ export class StdioFront {
     this.stdout = options.stdout ?? process.stdout
     this.maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES
     if (!(Number.isInteger(this.maxLineBytes) && this.maxLineBytes > 0)) {
-      throw new Error(`maxLineBytes must be a positive integer, got ${JSON.stringify(this.maxLineBytes)}`)
+      throw mcpErrors.invalidOptions(`maxLineBytes must be a positive integer, got ${JSON.stringify(this.maxLineBytes)}`)
     }
     this._splitter = new LineSplitter(
       this.maxLineBytes,
@@ -116,7 +117,7 @@ export class StdioFront {
 
   /** Hands the queued lines, then every later one, to `sink`. Once. */
   attach(sink: (line: string) => void): void {
-    if (this._sink) throw new Error('the stdio front already has a consumer')
+    if (this._sink) throw mcpErrors.badState('the stdio front already has a consumer')
     this._sink = sink
     for (const line of this._queue.splice(0)) sink(line)
   }

@@ -5,6 +5,7 @@ import type {} from '@deepseek-ai/dsh-bash'
 import type { ApprovalDecision, ApprovalRequest, ApprovalService } from '@deepseek-ai/dsh-tools'
 import { DEFAULT_SERVER_INFO } from './front.js'
 import { McpSession, type SessionOptions } from './session.js'
+import { mcpErrors } from './errors.js'
 
 export interface McpHostOptions {
   /** Server name announced to clients. Default `dsh-bash`. */
@@ -64,9 +65,9 @@ export class McpHost {
    */
   constructor(ctx?: Context, options: McpHostOptions = {}) {
     const log = options.log ?? ((message: string) => process.stderr.write(`dsh-mcp: ${message}\n`))
-    if (options.cwd !== undefined && !isAbsolute(options.cwd)) throw new Error(`cwd must be an absolute path, got ${JSON.stringify(options.cwd)}`)
+    if (options.cwd !== undefined && !isAbsolute(options.cwd)) throw mcpErrors.invalidOptions(`cwd must be an absolute path, got ${JSON.stringify(options.cwd)}`)
     const interval = options.progressIntervalMs ?? 1000
-    if (!(Number.isFinite(interval) && interval > 0)) throw new Error(`progressIntervalMs must be a positive number, got ${JSON.stringify(interval)}`)
+    if (!(Number.isFinite(interval) && interval > 0)) throw mcpErrors.invalidOptions(`progressIntervalMs must be a positive number, got ${JSON.stringify(interval)}`)
     this._options = {
       name: options.name ?? DEFAULT_SERVER_INFO.name,
       version: options.version ?? DEFAULT_SERVER_INFO.version,
@@ -92,7 +93,7 @@ export class McpHost {
    * the approval service it registers is undone with that plugin.
    */
   bind(ctx: Context): void {
-    if (this._ctx) throw new Error('the MCP host is already bound to a context')
+    if (this._ctx) throw mcpErrors.badState('the MCP host is already bound to a context')
     this._ctx = ctx
     // Sessions read the modes only after the context is bound, so setting them here reaches all.
     if (this._modesOf) this._options.sessionSandboxModes = [...this._modesOf(ctx)]
@@ -110,7 +111,7 @@ export class McpHost {
 
   /** A new session; connect `session.server` to a transport. */
   createSession(): McpSession {
-    if (this._closed) throw new Error('the MCP host is closed')
+    if (this._closed) throw mcpErrors.badState('the MCP host is closed')
     const session = new McpSession(this._ctx ?? this._context, this._options, `s${++this._seq}`, (s) => this._sessions.delete(s))
     this._sessions.add(session)
     return session

@@ -6,6 +6,7 @@ import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js'
 import type { McpHost } from './host.js'
 import { checkMessage, errorResponse, INVALID_REQUEST } from './protocol.js'
 import type { McpSession } from './session.js'
+import { mcpErrors } from './errors.js'
 
 export interface HttpOptions {
   /** Address to bind. Default `127.0.0.1`. */
@@ -75,10 +76,10 @@ export function isLoopback(host: string): boolean {
  */
 export async function serveHttp(host: McpHost, options: HttpOptions): Promise<HttpHandle> {
   const bind = options.host ?? '127.0.0.1'
-  if (typeof options.token !== 'string' || options.token === '') throw new Error('a bearer token is required')
+  if (typeof options.token !== 'string' || options.token === '') throw mcpErrors.invalidOptions('a bearer token is required')
   const maxBody = options.maxBodyBytes ?? 16 * 1024 * 1024
   const idleMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS
-  if (!(Number.isFinite(idleMs) && idleMs >= 0)) throw new Error(`idleTimeoutMs must be 0 (never) or a positive number, got ${JSON.stringify(idleMs)}`)
+  if (!(Number.isFinite(idleMs) && idleMs >= 0)) throw mcpErrors.invalidOptions(`idleTimeoutMs must be 0 (never) or a positive number, got ${JSON.stringify(idleMs)}`)
   const expected = digest(options.token)
   const sessions = new Map<string, SessionEntry>()
 

@@ -13,3 +13,4 @@ export {
   type EarlyInitialize,
   type StdioFrontOptions,
 } from './front.js'
+export { MCP_ERROR } from './errors.js'

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
-import { statSync } from 'node:fs'
 import { isAbsolute } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { isDirectory } from '@deepseek-ai/dsh-bash'
 import type { Context } from 'cordis'
 import type { Agent } from '@deepseek-ai/dsh-agent'
 import type { ApprovalDecision, ApprovalRequest, ToolContent } from '@deepseek-ai/dsh-tools'
@@ -17,6 +17,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js'
 import { approvalMessage, approvalSchema, decisionOf } from './elicit.js'
 import { SERVER_CAPABILITIES } from './front.js'
+import { mcpErrors } from './errors.js'
 
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>
 
@@ -184,9 +185,9 @@ export class McpSession {
   private async createAgent(extra?: Extra): Promise<Agent> {
     const sandboxMode = this.requestedSandboxMode(await this.context)
     const cwd = this.options.cwd ?? (await this.rootCwd(extra)) ?? this.options.fallbackCwd
-    if (this._closed) throw new Error('the MCP session is closed')
+    if (this._closed) throw mcpErrors.badState('the MCP session is closed')
     const agents = (await this.context).get('agents')
-    if (!agents) throw new Error('the agents service is not available (the server is shutting down)')
+    if (!agents) throw mcpErrors.agentsUnavailable()
     // The agent id is a label for logs (unique even with several hosts in one app); the token is the owner.
     const session = sandboxMode === undefined ? { id: this.token, cwd } : { id: this.token, cwd, sandboxMode }
     const agent = agents.create({ id: `mcp-${this.label}-${randomBytes(3).toString('hex')}`, session })
@@ -213,12 +214,12 @@ export class McpSession {
     const mode = ours !== null && typeof ours === 'object' ? (ours as { sandboxMode?: unknown }).sandboxMode : undefined
     if (mode === undefined) return undefined
     if (ctx.get('bash')?.sandboxMode === undefined) {
-      throw new Error(`the client asked for sandbox mode ${JSON.stringify(mode)}, but this server's executor does not use a sandbox`)
+      throw mcpErrors.noSandbox(mode)
     }
     const allowed = this.options.sessionSandboxModes
     if (typeof mode !== 'string' || !allowed.includes(mode)) {
       const choices = allowed.length > 0 ? `allows ${allowed.map((m) => JSON.stringify(m)).join(', ')}` : 'allows none'
-      throw new Error(`the client asked for sandbox mode ${JSON.stringify(mode)} for its session; this server ${choices}`)
+      throw mcpErrors.modeNotAllowed(mode, choices)
     }
     return mode
   }
@@ -309,12 +310,4 @@ function errorResult(message: string): CallToolResult {
 
 function copyBlock(block: ToolContent): { type: 'text'; text: string } {
   return { type: 'text', text: block.text }
-}
-
-function isDirectory(path: string): boolean {
-  try {
-    return statSync(path).isDirectory()
-  } catch {
-    return false
-  }
 }

@@ -1,0 +1,26 @@
+import { codedError } from '@deepseek-ai/dsh-tools'
+
+/**
+ * Every error the MCP package raises on purpose: a stable `code` and the message, which stays as
+ * the README gives it. Nothing classifies these errors by their text.
+ */
+export const MCP_ERROR = {
+  /** Options given to the host, the HTTP server or the stdio front that fail validation. */
+  invalidOptions: 'DSH_MCP_INVALID_OPTIONS',
+  /** A host, session or front used in a state that does not allow it (closed, already bound, already consumed). */
+  badState: 'DSH_MCP_BAD_STATE',
+  /** A needed service (the agents) is gone: the server is shutting down. */
+  unavailable: 'DSH_MCP_UNAVAILABLE',
+  /** The client asked for a session sandbox mode this server does not offer. */
+  sandboxModeRefused: 'DSH_MCP_SANDBOX_MODE_REFUSED',
+} as const
+
+export const mcpErrors = {
+  invalidOptions: (message: string) => codedError(MCP_ERROR.invalidOptions, message),
+  badState: (message: string) => codedError(MCP_ERROR.badState, message),
+  agentsUnavailable: () => codedError(MCP_ERROR.unavailable, 'the agents service is not available (the server is shutting down)'),
+  noSandbox: (mode: unknown) =>
+    codedError(MCP_ERROR.sandboxModeRefused, `the client asked for sandbox mode ${JSON.stringify(mode)}, but this server's executor does not use a sandbox`),
+  modeNotAllowed: (mode: unknown, choices: string) =>
+    codedError(MCP_ERROR.sandboxModeRefused, `the client asked for sandbox mode ${JSON.stringify(mode)} for its session; this server ${choices}`),
+}
