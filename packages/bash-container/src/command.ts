@@ -1,6 +1,6 @@
 import { constants } from 'node:os'
 import { PassThrough } from 'node:stream'
-import type { BashExecSpec } from '@deepseek-ai/dsh-bash'
+import { type BashExecSpec, TERMINAL_COLS, TERMINAL_ROWS, TERMINAL_TERM } from '@deepseek-ai/dsh-bash'
 import { type ExitFacts, type LaunchedCommand, NON_INTERACTIVE_ENV } from '@deepseek-ai/dsh-bash-kit'
 import { containerErrors } from './errors.js'
 import type { CommandSink, ContainerSession } from './session.js'
@@ -14,12 +14,16 @@ const SIGNAL_NAMES = new Map<number, string>(Object.entries(constants.signals).m
 export async function launchInContainer(session: ContainerSession, spec: BashExecSpec, marker: string): Promise<LaunchedCommand> {
   if (spec.command.includes('\0')) throw containerErrors.nulInCommand()
   if (spec.workdir.includes('\0')) throw containerErrors.nulInWorkdir()
-  const env: Record<string, string> = { ...NON_INTERACTIVE_ENV, ...(spec.env ?? {}) }
+  const terminal = spec.interactive === true
+  // A terminal gets a terminal's TERM; the other non-interactive defaults (no pager, no colour,
+  // no git prompt) stay: the model still reads text.
+  const env: Record<string, string> = { ...NON_INTERACTIVE_ENV, ...(terminal ? { TERM: TERMINAL_TERM } : {}), ...(spec.env ?? {}) }
   for (const [name, value] of Object.entries(env)) if (value.includes('\0')) throw containerErrors.nulInEnv(name)
   const pairs = Object.entries(env).map(([k, v]) => `${k}=${v}`)
-  const hasStdin = spec.stdin !== undefined
-  const payload = [spec.workdir, marker, hasStdin ? 'pipe' : 'none', String(pairs.length), ...pairs, spec.command].join('\0')
-  const command = new ContainerCommand(session, session.nextId(), spec.workdir)
+  const hasStdin = !terminal && spec.stdin !== undefined
+  const mode = terminal ? `pty,${TERMINAL_COLS},${TERMINAL_ROWS}` : hasStdin ? 'pipe' : 'none'
+  const payload = [spec.workdir, marker, mode, String(pairs.length), ...pairs, spec.command].join('\0')
+  const command = new ContainerCommand(session, session.nextId(), spec.workdir, terminal)
   session.attach(command.id, command)
   session.send('run', command.id, Buffer.from(payload))
   if (hasStdin) {
@@ -57,6 +61,8 @@ class ContainerCommand implements LaunchedCommand, CommandSink {
     private readonly session: ContainerSession,
     readonly id: string,
     private readonly workdir: string,
+    /** Runs in a pseudo-terminal of the agent: stdout is the raw terminal stream, stderr stays empty. */
+    readonly terminal: boolean,
   ) {
     this.exited = new Promise((resolve) => (this.resolveExited = resolve))
     this.started = new Promise((resolve, reject) => {
@@ -66,7 +72,34 @@ class ContainerCommand implements LaunchedCommand, CommandSink {
     this.started.catch(() => {})
     this.stdout.on('error', () => {})
     this.stderr.on('error', () => {})
+    // The terminal merges stderr into its one stream: the agent never sends `err` frames for it.
+    if (terminal) this.stderr.end()
+    else {
+      this.write = undefined
+      this.resize = undefined
+    }
   }
+
+  /**
+   * Typed input (terminal only): frames of at most 64 KiB to the agent, which buffers what the
+   * terminal does not take at once (a program that does not read never blocks the agent's loop).
+   * Resolves once handed to the engine stream; rejects when the command or its container is gone.
+   */
+  write?: (data: Uint8Array) => Promise<void> = async (data) => {
+    if (this.released || this.lost || this.stdoutEnded) throw containerErrors.terminalClosed()
+    const bytes = Buffer.from(data.buffer, data.byteOffset, data.byteLength)
+    for (let at = 0; at < bytes.length; at += 1 << 16) {
+      if (!this.session.send('in', this.id, bytes.subarray(at, at + (1 << 16)))) throw containerErrors.terminalClosed()
+    }
+  }
+
+  /** New terminal size (terminal only): the agent sets it on the master; the program gets SIGWINCH. */
+  resize?: (cols: number, rows: number) => void = (cols, rows) => {
+    if (this.released || this.lost) return
+    this.session.send('size', this.id, `${Math.max(1, Math.floor(cols))} ${Math.max(1, Math.floor(rows))}`)
+  }
+
+  private stdoutEnded = false
 
   onFrame(op: string, payload: Buffer): void {
     switch (op) {
@@ -83,6 +116,7 @@ class ContainerCommand implements LaunchedCommand, CommandSink {
         this.stderr.write(payload)
         return
       case 'eof1':
+        this.stdoutEnded = true
         this.stdout.end()
         return
       case 'eof2':

@@ -30,6 +30,8 @@ export const CONTAINER_ERROR = {
   invalidConfig: BASH_ERROR.invalidConfig,
   /** The executor is disposed. */
   disposed: BASH_ERROR.disposed,
+  /** Input for an interactive command whose terminal is closed (its program and every holder of the pty are gone). */
+  terminalClosed: 'DSH_CONTAINER_TERMINAL_CLOSED',
 } as const
 
 /** The reason a command or session gives when its container stopped under it. */
@@ -65,4 +67,5 @@ export const containerErrors = {
   spawn: (why: string) => codedError(CONTAINER_ERROR.startFailed, `cannot start the command in the container: ${why}`),
   invalidConfig: (detail: string) => codedError(CONTAINER_ERROR.invalidConfig, `invalid container executor config: ${detail}`),
   disposed: () => codedError(CONTAINER_ERROR.disposed, 'the bash executor is disposed'),
+  terminalClosed: () => codedError(CONTAINER_ERROR.terminalClosed, 'the terminal of this command is closed'),
 }

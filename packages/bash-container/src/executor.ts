@@ -117,6 +117,11 @@ export class ContainerExecutor extends ProcessExecutor {
     }
   }
 
+  /** Interactive tasks run in a pseudo-terminal the agent opens inside the container (see scripts.ts). */
+  protected get supportsInteractive(): boolean {
+    return true
+  }
+
   protected async launch(spec: BashExecSpec, _launch: LaunchIdentity): Promise<LaunchedCommand> {
     const session = await this.sessionFor(spec.owner)
     return launchInContainer(session, spec, `${this._markerPrefix}-${++this._markerSeq}`)

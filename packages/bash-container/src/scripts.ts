@@ -19,8 +19,13 @@ export const LIFELINE_SCRIPT = '$SIG{CHLD} = "IGNORE"; 1 while sysread(STDIN, my
  *
  * Protocol (both directions): frames `<op> <id> <len>\n` followed by `len` payload bytes.
  * Host → agent:
- *   run <id>    payload: workdir \0 marker \0 stdin-mode(none|pipe) \0 n \0 NAME=VALUE \0 … (n times) command
- *   in <id>     stdin bytes for the command;   eof <id>: its stdin ends
+ *   run <id>    payload: workdir \0 marker \0 mode \0 n \0 NAME=VALUE \0 … (n times) command
+ *               mode: `none` (stdin /dev/null), `pipe` (stdin from `in` frames), or `pty,<cols>,<rows>`:
+ *               a pseudo-terminal is the command's stdin, stdout, stderr and controlling terminal;
+ *               `out` frames carry the raw terminal stream, no `err`/`eof2` frame ever comes
+ *   in <id>     stdin bytes for the command (with a pty: typed into the terminal);   eof <id>: its
+ *               stdin ends (ignored with a pty: Ctrl-D is a byte)
+ *   size <id>   payload `<cols> <rows>`: a pty's new size (its foreground group gets SIGWINCH)
  *   count <id>  live processes of the command other than its main process → `count <id>` payload N
  *   term <id>   payload grace ms: TERM to every process, KILL after the grace → `termed <id>`
  *   wait <id>   → `empty <id>` once no process of the command is left
@@ -40,7 +45,7 @@ export const AGENT_SCRIPT = String.raw`
 use strict; use warnings; no warnings 'exec';
 use POSIX ();
 use IO::Select;
-use Fcntl qw(F_GETFL F_SETFL O_NONBLOCK O_WRONLY O_CREAT O_EXCL);
+use Fcntl qw(F_GETFL F_SETFL O_NONBLOCK O_WRONLY O_CREAT O_EXCL O_RDWR O_NOCTTY);
 my ($shell, @secret) = @ARGV;
 $SIG{PIPE} = 'IGNORE';
 $SIG{CHLD} = sub {};
@@ -63,20 +68,46 @@ sub scan { my ($c) = @_; my @pids;
 sub signal_all { my ($c, $sig) = @_; my @p = scan($c); return 0 unless @p;
   kill $sig, @p; kill 'CONT', @p if $sig eq 'TERM'; return 1 }
 sub nonblock { my ($fh) = @_; my $fl = fcntl($fh, F_GETFL, 0); fcntl($fh, F_SETFL, $fl | O_NONBLOCK) }
+# Linux's terminal ioctls (the generic numbers: x86, arm, riscv; not alpha/mips/powerpc/sparc).
+# perl-base has no IO::Pty and no .ph headers, but ioctl itself is a core builtin.
+use constant { TIOCGPTN => 0x80045430, TIOCSPTLCK => 0x40045431, TIOCSCTTY => 0x540E, TIOCSWINSZ => 0x5414 };
+sub set_size { my ($fh, $cols, $rows) = @_; my $ws = pack('S4', $rows, $cols, 0, 0); ioctl($fh, TIOCSWINSZ, $ws) }
+# posix_openpt + unlockpt + ptsname by hand; the slave is opened here (O_NOCTTY: the agent never
+# takes a controlling terminal) so the master cannot read EIO before the child has it.
+sub open_pty { my ($cols, $rows) = @_;
+  sysopen(my $m, '/dev/ptmx', O_RDWR | O_NOCTTY) or return;
+  my $unlock = pack('i', 0); ioctl($m, TIOCSPTLCK, $unlock) or return;
+  my $n = pack('I', 0); ioctl($m, TIOCGPTN, $n) or return;
+  set_size($m, $cols, $rows) or return;
+  sysopen(my $s, '/dev/pts/' . unpack('I', $n), O_RDWR | O_NOCTTY) or return;
+  return ($m, $s) }
 sub start_cmd { my ($id, $payload) = @_;
   my @f = split /\0/, $payload, -1; my ($wd, $marker, $stdin, $n) = splice(@f, 0, 4);
   my @env = splice(@f, 0, $n); my $command = join("\0", @f);
   if (!-e $wd) { return send_frame('fail', $id, 'nowd') } if (!-d $wd) { return send_frame('fail', $id, 'notdir') }
   if (!chdir $wd) { return send_frame('fail', $id, 'noaccess') } chdir '/';
-  my ($or, $ow, $er, $ew, $ir, $iw);
-  pipe($or, $ow) && pipe($er, $ew) or return send_frame('fail', $id, "spawn:pipe: $!");
-  if ($stdin eq 'pipe') { pipe($ir, $iw) or return send_frame('fail', $id, "spawn:pipe: $!") }
+  my ($or, $ow, $er, $ew, $ir, $iw, $slave);
+  if ($stdin =~ /^pty,(\d+),(\d+)$/) {
+    # One terminal: the master is the command's output (read) and input (a dup, written), the
+    # slave becomes its stdin/stdout/stderr and controlling terminal.
+    ($or, $slave) = open_pty($1, $2) or return send_frame('fail', $id, "spawn:pty: $!");
+    open($iw, '+<&', $or) or return send_frame('fail', $id, "spawn:pty: $!");
+  } else {
+    pipe($or, $ow) && pipe($er, $ew) or return send_frame('fail', $id, "spawn:pipe: $!");
+    if ($stdin eq 'pipe') { pipe($ir, $iw) or return send_frame('fail', $id, "spawn:pipe: $!") }
+  }
   my $pid = fork(); if (!defined $pid) { return send_frame('fail', $id, "spawn:fork: $!") }
   if ($pid == 0) {
     $SIG{PIPE} = 'DEFAULT'; $SIG{CHLD} = 'DEFAULT';
     POSIX::setsid();
-    if ($ir) { POSIX::dup2(fileno($ir), 0) } else { open(STDIN, '<', '/dev/null') }
-    POSIX::dup2(fileno($ow), 1); POSIX::dup2(fileno($ew), 2);
+    if ($slave) {
+      # The new session's controlling terminal: ^C and ^Z become signals of its foreground group.
+      ioctl($slave, TIOCSCTTY, 0) or do { print STDERR "dsh-bash-container: no controlling terminal: $!\n"; POSIX::_exit(126) };
+      POSIX::dup2(fileno($slave), $_) for 0 .. 2;
+    } else {
+      if ($ir) { POSIX::dup2(fileno($ir), 0) } else { open(STDIN, '<', '/dev/null') }
+      POSIX::dup2(fileno($ow), 1); POSIX::dup2(fileno($ew), 2);
+    }
     chdir $wd or POSIX::_exit(125);
     for my $k (keys %ENV) { my $u = uc $k; delete $ENV{$k} if grep { $_ ne '' && index($u, uc $_) >= 0 } @secret }
     delete @ENV{qw(BASH_ENV ENV DSH_BASH_CGROUP DSH_BASH_ENV_NEXT)};
@@ -93,10 +124,11 @@ sub start_cmd { my ($id, $payload) = @_;
     exec { $shell } $shell, '--noprofile', '--norc', '-c', $command;
     print STDERR "dsh-bash-container: cannot run $shell: $!\n"; POSIX::_exit(127);
   }
-  close $ow; close $ew; close $ir if $ir;
-  my $c = { id => $id, pid => $pid, marker => $marker, out => $or, err => $er, in => $iw, inbuf => '', ineof => 0 };
+  close $ow if $ow; close $ew if $ew; close $ir if $ir; close $slave if $slave;
+  my $c = { id => $id, pid => $pid, marker => $marker, out => $or, err => $er, in => $iw, inbuf => '', ineof => 0, pty => $slave ? 1 : 0 };
   $cmd{$id} = $c; $pid2id{$pid} = $id;
-  nonblock($or); nonblock($er); $sel->add($or, $er); $fhcmd{fileno $or} = [$c, 'out']; $fhcmd{fileno $er} = [$c, 'err'];
+  nonblock($or); $sel->add($or); $fhcmd{fileno $or} = [$c, 'out'];
+  if ($er) { nonblock($er); $sel->add($er); $fhcmd{fileno $er} = [$c, 'err'] }
   nonblock($iw) if $iw;
   send_frame('ok', $id, $pid) }
 sub close_stream { my ($c, $which) = @_; my $fh = $c->{$which} or return; $sel->remove($fh); delete $fhcmd{fileno $fh}; close $fh; $c->{$which} = undef }
@@ -107,7 +139,8 @@ sub control { my ($op, $id, $payload) = @_; my $c = $cmd{$id};
   if ($op eq 'run') { return start_cmd($id, $payload) }
   if (!$c) { send_frame('count', $id, '0') if $op eq 'count'; send_frame('termed', $id) if $op eq 'term'; send_frame('empty', $id) if $op eq 'wait'; return }
   if ($op eq 'in') { $c->{inbuf} .= $payload; flush_stdin($c) }
-  elsif ($op eq 'eof') { $c->{ineof} = 1; flush_stdin($c) }
+  elsif ($op eq 'eof') { $c->{ineof} = 1 unless $c->{pty}; flush_stdin($c) }
+  elsif ($op eq 'size') { my ($cols, $rows) = split / /, $payload; set_size($c->{in}, $cols, $rows) if $c->{pty} && $c->{in} }
   elsif ($op eq 'count') { my @p = grep { $_ != $c->{pid} } scan($c); send_frame('count', $id, scalar @p) }
   elsif ($op eq 'term') { if (signal_all($c, 'TERM')) { push @terms, { c => $c, kill_at => now() + $payload / 1000, next => now() + 0.01, step => 0.01 } } else { send_frame('termed', $id) } }
   elsif ($op eq 'wait') { push @waits, { c => $c, next => now(), step => 0.01 } }
@@ -123,6 +156,7 @@ sub reap { while ((my $pid = waitpid(-1, POSIX::WNOHANG())) > 0) { my $st = $?; 
     send_frame('exit', $id, (($st & 127) ? 's ' . ($st & 127) : 'c ' . ($st >> 8)) . " $left"); delete $cmd{$id} if $c->{forgotten} } }
 sub read_stream { my ($c, $which) = @_; my $fh = $c->{$which} or return 0;
   my $n = sysread($fh, my $buf, 65536);
+  # A terminal's master reads EIO once no process holds the slave any more: its end of output.
   if (!defined $n) { return 0 if $!{EAGAIN} || $!{EINTR}; $n = 0 }
   if ($n == 0) { close_stream($c, $which); send_frame($which eq 'out' ? 'eof1' : 'eof2', $c->{id}); return 0 }
   send_frame($which, $c->{id}, $buf); return 1 }

@@ -1,6 +1,6 @@
 import { PassThrough } from 'node:stream'
 import type { ClientChannel } from 'ssh2'
-import { type BashExecSpec, messageOf } from '@deepseek-ai/dsh-bash'
+import { type BashExecSpec, messageOf, TERMINAL_COLS, TERMINAL_ROWS, TERMINAL_TERM } from '@deepseek-ai/dsh-bash'
 import type { ExitFacts, LaunchedCommand } from '@deepseek-ai/dsh-bash-kit'
 import { lostMessage, sshErrors } from './errors.js'
 import type { SshHost } from './host.js'
@@ -35,11 +35,13 @@ export async function launchRemote(host: SshHost, spec: BashExecSpec, options: L
 }
 
 async function startRemote(host: SshHost, spec: BashExecSpec, options: LaunchOptions, occupancy: Lease): Promise<LaunchedCommand> {
+  const terminal = spec.interactive === true
   const wrapper = wrapperScript({
     shell: options.shell,
     secretPatterns: options.secretPatterns,
     env: spec.env,
-    hasStdin: spec.stdin !== undefined,
+    hasStdin: !terminal && spec.stdin !== undefined,
+    terminal,
   })
   let text = execText(options.shell, wrapper, 'dsh-bash-ssh', [spec.workdir, options.marker, 'arg', spec.command])
   let scriptPath: string | undefined
@@ -54,9 +56,17 @@ async function startRemote(host: SshHost, spec: BashExecSpec, options: LaunchOpt
     text = execText(options.shell, wrapper, 'dsh-bash-ssh', [spec.workdir, options.marker, 'file', scriptPath])
   }
   let command!: RemoteCommand
-  await host.exec(text, (lease) => {
-    command = new RemoteCommand(host, lease, occupancy, options.marker, spec, scriptPath, options.shell)
-  })
+  // An interactive task gets sshd's own pty (a `pty-req` before the `exec`): sshd makes it the
+  // controlling terminal of the session it starts, so ^C reaches the foreground group as SIGINT.
+  const pty = terminal ? { term: TERMINAL_TERM, cols: TERMINAL_COLS, rows: TERMINAL_ROWS } : undefined
+  await host.exec(
+    text,
+    (lease) => {
+      command = new RemoteCommand(host, lease, occupancy, options.marker, spec, scriptPath, options.shell, terminal)
+    },
+    undefined,
+    pty && { pty },
+  )
   try {
     await command.started
   } catch (error) {
@@ -97,6 +107,8 @@ class RemoteCommand implements LaunchedCommand {
     private readonly spec: BashExecSpec,
     private readonly scriptPath: string | undefined,
     private readonly shell: string,
+    /** Runs in a pty of sshd: stdout is the raw terminal stream (stderr merged), stderr stays empty. */
+    readonly terminal: boolean,
   ) {
     this.channel = lease.channel
     this.exited = new Promise((resolve) => {
@@ -110,8 +122,34 @@ class RemoteCommand implements LaunchedCommand {
     lease.onLost((reason) => this.markLost(reason))
     this.stdout.on('error', () => {})
     this.stderr.on('error', () => {})
+    if (terminal) this.stderr.end()
+    else {
+      this.write = undefined
+      this.resize = undefined
+    }
     this.wireChannel()
   }
+
+  /**
+   * Typed input (terminal only): channel data, which sshd writes to the pty's master. Resolves once
+   * handed to ssh2 (flow control queues it there: a program that does not read never blocks us).
+   */
+  write?: (data: Uint8Array) => Promise<void> = async (data) => {
+    if (this.released || this.lost || this.closed) throw sshErrors.terminalClosed(this.host.label)
+    this.channel.write(Buffer.from(data.buffer, data.byteOffset, data.byteLength))
+  }
+
+  /** New terminal size (terminal only): a `window-change` request; the program gets SIGWINCH. */
+  resize?: (cols: number, rows: number) => void = (cols, rows) => {
+    if (this.released || this.lost || this.closed) return
+    try {
+      this.channel.setWindow(Math.max(1, Math.floor(rows)), Math.max(1, Math.floor(cols)), 0, 0)
+    } catch {
+      // The channel closed meanwhile.
+    }
+  }
+
+  private closed = false
 
   private wireChannel(): void {
     const channel = this.channel
@@ -130,7 +168,8 @@ class RemoteCommand implements LaunchedCommand {
         if (header.length > MAX_PREAMBLE_BYTES) this.failStart(`unexpected output from the remote wrapper on ${this.host.label}`)
         return
       }
-      const line = header.subarray(at, newline).toString('utf8')
+      // Through a pty the line ends in \r\n (the terminal's onlcr).
+      const line = header.subarray(at, newline).toString('utf8').replace(/\r$/, '')
       const rest = header.subarray(newline + 1)
       header = undefined
       this.onHeader(line)
@@ -148,6 +187,7 @@ class RemoteCommand implements LaunchedCommand {
       if (this.startSettled) this.resolveExited(this.exitFacts)
     })
     channel.once('close', () => {
+      this.closed = true
       this.stdout.end()
       this.stderr.end()
       if (!this.startSettled) {
@@ -163,8 +203,9 @@ class RemoteCommand implements LaunchedCommand {
       // A session channel that closes without an exit status lost its connection.
       if (!this.exitFacts) this.markLost(lostMessage(this.host.label))
     })
-    // stdin: the caller's bytes, or nothing (the wrapper also redirects it from /dev/null).
-    channel.end(this.spec.stdin === undefined ? undefined : this.spec.stdin)
+    // stdin: the caller's bytes, or nothing (the wrapper also redirects it from /dev/null). A
+    // terminal's input stays open for `write`; Ctrl-D is a byte, never an EOF of the channel.
+    if (!this.terminal) channel.end(this.spec.stdin === undefined ? undefined : this.spec.stdin)
   }
 
   private startupDetails(): string {

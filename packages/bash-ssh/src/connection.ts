@@ -1,5 +1,5 @@
 import ssh2 from 'ssh2'
-import type { Client as ClientType, ClientChannel, ConnectConfig } from 'ssh2'
+import type { Client as ClientType, ClientChannel, ConnectConfig, ExecOptions } from 'ssh2'
 import { sleep } from '@deepseek-ai/dsh-bash'
 import { isFatalConnectError, sshErrors } from './errors.js'
 import type { HostKeyPolicy } from './hostkey.js'
@@ -137,7 +137,7 @@ export class SshConnection {
    * batch as the reply to the exec request, before any promise continuation could listen.
    * Rejects when the channel cannot be opened.
    */
-  exec(text: string, setup: (channel: ClientChannel) => void): Promise<ClientChannel> {
+  exec(text: string, setup: (channel: ClientChannel) => void, options?: ExecOptions): Promise<ClientChannel> {
     return new Promise((resolve, reject) => {
       const client = this.client
       if (this.state !== 'ready' || !client) {
@@ -145,7 +145,7 @@ export class SshConnection {
         return
       }
       try {
-        client.exec(text, (error, channel) => {
+        client.exec(text, options ?? {}, (error, channel) => {
           if (error) {
             reject(error)
             return

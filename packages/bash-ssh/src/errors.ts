@@ -28,6 +28,10 @@ export const SSH_ERROR = {
   knownHostsUnreadable: 'DSH_SSH_KNOWN_HOSTS_UNREADABLE',
   /** `parseSshTarget` got text that is not `user@host[:port]`. */
   invalidTarget: 'DSH_SSH_INVALID_TARGET',
+  /** The server refused a pty for an interactive command (`PermitTTY no`, none free). Never retried. */
+  ptyRefused: 'DSH_SSH_PTY_REFUSED',
+  /** Input for an interactive command whose channel (and so its terminal) is closed. */
+  terminalClosed: 'DSH_SSH_TERMINAL_CLOSED',
 } as const
 
 /** The message of a lost connection; the kit reports it on the task and rejects runs with it. */
@@ -50,6 +54,8 @@ export const sshErrors = {
   poolClosed: (label: string) => codedError(SSH_ERROR.poolClosed, `the connection pool for ${label} is closed`),
   knownHostsUnreadable: (path: string, why: string) => codedError(SSH_ERROR.knownHostsUnreadable, `cannot read known_hosts file ${path}: ${why}`),
   invalidTarget: (text: string, why: string) => codedError(SSH_ERROR.invalidTarget, `invalid ssh target ${JSON.stringify(text)}: ${why}`),
+  ptyRefused: (label: string, why: string) => codedError(SSH_ERROR.ptyRefused, `${label} refused a pseudo-terminal: ${why}`),
+  terminalClosed: (label: string) => codedError(SSH_ERROR.terminalClosed, `the terminal of this command on ${label} is closed`),
 }
 
 /** True for a connection error that no retry can fix (host key refused, authentication failed, bad settings). */

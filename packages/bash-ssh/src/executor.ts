@@ -71,6 +71,11 @@ export class SshExecutor extends ProcessExecutor {
     return spec
   }
 
+  /** Interactive tasks run in a pty sshd allocates on the remote host (`pty-req` before the `exec`). */
+  protected get supportsInteractive(): boolean {
+    return true
+  }
+
   protected async launch(spec: BashExecSpec, launch: LaunchIdentity): Promise<LaunchedCommand> {
     const host = this.pick(spec.owner)
     // Known at once, while the connection is still being made (a task is visible before it runs).

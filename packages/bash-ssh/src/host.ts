@@ -1,4 +1,4 @@
-import type { ClientChannel } from 'ssh2'
+import type { ClientChannel, ExecOptions } from 'ssh2'
 import type { ConnectionSettings } from './connection.js'
 import { sshErrors } from './errors.js'
 import { type ChannelLease, ConnectionPool, type Lease, onceLease } from './pool.js'
@@ -68,8 +68,8 @@ export class SshHost {
    * Opens a channel running `text`; kicks the orphan reaper once the host answers again. The
    * caller releases the lease once (see ChannelLease).
    */
-  async exec(text: string, setup: (lease: ChannelLease) => void, attempts?: number): Promise<ChannelLease> {
-    const lease = await this.pool.exec(text, setup, attempts)
+  async exec(text: string, setup: (lease: ChannelLease) => void, attempts?: number, options?: ExecOptions): Promise<ChannelLease> {
+    const lease = await this.pool.exec(text, setup, attempts, options)
     if (this.orphans.size > 0 && !this.reaping) {
       clearTimeout(this.reapTimer)
       this.reapTimer = undefined

@@ -1,4 +1,4 @@
-import type { ClientChannel } from 'ssh2'
+import type { ClientChannel, ExecOptions } from 'ssh2'
 import { type ConnectionSettings, SshConnection } from './connection.js'
 import { ControlAgent } from './control-agent.js'
 import { sshErrors } from './errors.js'
@@ -83,26 +83,37 @@ export class ConnectionPool {
    * `setup` attaches listeners synchronously (see SshConnection.exec). Rejects with an error naming
    * the host when no connection can be made. The caller releases the lease once.
    */
-  async exec(text: string, setup: (lease: ChannelLease) => void, attempts?: number): Promise<ChannelLease> {
+  async exec(text: string, setup: (lease: ChannelLease) => void, attempts?: number, options?: ExecOptions): Promise<ChannelLease> {
     let refusals = 0
     for (;;) {
       if (this.closed) throw sshErrors.poolClosed(this.label)
       const pooled = await this.reserve(attempts)
       let lease!: ChannelLease
       try {
-        await this.openChannel(pooled, text, (channel) => {
-          channel.once('close', () => this.releaseSlot(pooled))
-          lease = this.lease(pooled, channel)
-          try {
-            setup(lease)
-          } catch (error) {
-            lease.release()
-            throw error
-          }
-        })
+        await this.openChannel(
+          pooled,
+          text,
+          (channel) => {
+            channel.once('close', () => this.releaseSlot(pooled))
+            lease = this.lease(pooled, channel)
+            try {
+              setup(lease)
+            } catch (error) {
+              lease.release()
+              throw error
+            }
+          },
+          options,
+        )
         return lease
       } catch (error) {
         const alive = pooled.connection.state === 'ready'
+        // The channel opened (a refused open carries ssh2's numeric `reason`) but the server refused
+        // the pty request (`PermitTTY no`, no free pty): not a session limit, and no retry helps.
+        if (alive && options?.pty && typeof (error as { reason?: unknown }).reason !== 'number') {
+          this.releaseSlot(pooled)
+          throw sshErrors.ptyRefused(this.label, (error as Error).message)
+        }
         if (alive) {
           // The server refused one more session on this connection (its MaxSessions is lower than
           // ours): remember the real capacity and use another connection.
@@ -116,14 +127,18 @@ export class ConnectionPool {
   }
 
   /** Opens a channel on a reserved slot, counting it as open until it closes. */
-  private openChannel(pooled: Pooled, text: string, setup: (channel: ClientChannel) => void): Promise<ClientChannel> {
-    return pooled.connection.exec(text, (channel) => {
-      pooled.open++
-      channel.once('close', () => {
-        pooled.open--
-      })
-      setup(channel)
-    })
+  private openChannel(pooled: Pooled, text: string, setup: (channel: ClientChannel) => void, options?: ExecOptions): Promise<ClientChannel> {
+    return pooled.connection.exec(
+      text,
+      (channel) => {
+        pooled.open++
+        channel.once('close', () => {
+          pooled.open--
+        })
+        setup(channel)
+      },
+      options,
+    )
   }
 
   private lease(pooled: Pooled, channel: ClientChannel): ChannelLease {

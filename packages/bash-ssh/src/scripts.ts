@@ -4,6 +4,7 @@
  * is always `exec <bash> --noprofile --norc -c '<script>' <name> '<arg>'…`, so that the login shell
  * is replaced at once and sshd's exit status is the command's own.
  */
+import { TERMINAL_TERM } from '@deepseek-ai/dsh-bash'
 import { assertEnvName, CGROUP_VARIABLE, closeInheritedFds, MARKER_VARIABLE, NON_INTERACTIVE_ENV } from '@deepseek-ai/dsh-bash-kit'
 
 /** The first stdout line of every command, stripped before output is collected. */
@@ -31,6 +32,11 @@ export interface WrapperOptions {
   env?: Readonly<Record<string, string>>
   /** True when the caller sends stdin bytes; else stdin is /dev/null. */
   hasStdin: boolean
+  /**
+   * True when sshd runs the command in a pseudo-terminal (an interactive task): stdin stays the
+   * terminal, and `TERM` is the terminal's (`xterm-256color`) instead of `dumb`.
+   */
+  terminal?: boolean
 }
 
 /**
@@ -45,6 +51,7 @@ export function wrapperScript(options: WrapperOptions): string {
   const lines: string[] = [
     'wd=$1 mk=$2 mode=$3 src=$4',
     // Lead a session of our own (no controlling terminal; the group can be signalled as a whole).
+    // With a pty, sshd made the session (its controlling terminal is the pty): the check passes.
     'if [ -z "${DSH_SSH_SETSID-}" ] && { read -r st </proc/$$/stat; } 2>/dev/null; then',
     '  st=${st##*) }; set -f; set -- $st; set +f',
     '  if [ "$4" != "$$" ] && command -v setsid >/dev/null 2>&1; then',
@@ -65,7 +72,7 @@ export function wrapperScript(options: WrapperOptions): string {
     lines.push(`for __n in $(compgen -e); do case "\${__n^^}" in ${cases}) unset "$__n" 2>/dev/null;; esac; done; unset __n`)
   }
   lines.push(`unset BASH_ENV ENV ${CGROUP_VARIABLE} ${MARKER_VARIABLE}`)
-  const env: Record<string, string> = { ...NON_INTERACTIVE_ENV, ...(options.env ?? {}) }
+  const env: Record<string, string> = { ...NON_INTERACTIVE_ENV, ...(options.terminal ? { TERM: TERMINAL_TERM } : {}), ...(options.env ?? {}) }
   for (const [name, value] of Object.entries(env)) {
     assertEnvName(name)
     lines.push(`export ${name}=${shellQuote(value)}`)
@@ -75,7 +82,7 @@ export function wrapperScript(options: WrapperOptions): string {
     'unset wd mk',
     `printf '${HEADER_PREFIX}ok %s\\n' "$$"`,
   )
-  if (!options.hasStdin) lines.push('exec </dev/null')
+  if (!options.hasStdin && !options.terminal) lines.push('exec </dev/null')
   // sshd closes its own descriptors before the session's shell starts; this covers a login shell
   // or a wrapper on the remote side that leaves one open, as the local executor does for its server.
   lines.push(closeInheritedFds())

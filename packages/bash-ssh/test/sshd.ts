@@ -106,7 +106,7 @@ function runId(): string {
 }
 
 /** Starts `/usr/sbin/sshd -D -e -f <config>` on 127.0.0.1 at a free port. */
-export async function startSshd(keys: TestKeys, name: string, options: { maxSessions?: number; setEnv?: string } = {}): Promise<SshdInstance> {
+export async function startSshd(keys: TestKeys, name: string, options: { maxSessions?: number; setEnv?: string; extraConfig?: readonly string[] } = {}): Promise<SshdInstance> {
   const user = keys.user
   mkdirSync('/run/sshd', { recursive: true, mode: 0o755 })
   const dir = join(keys.dir, name)
@@ -142,6 +142,7 @@ export async function startSshd(keys: TestKeys, name: string, options: { maxSess
       // The test run's id (vitest.leaks.ts) too, so that its leak check sees remote commands as well.
       `SetEnv DSH_TEST_API_TOKEN=hunter2 DSH_TEST_PLAIN=visible${runId()}${options.setEnv ? ` ${options.setEnv}` : ''}`,
       'LogLevel ERROR',
+      ...(options.extraConfig ?? []),
       '',
     ].join('\n'),
   )

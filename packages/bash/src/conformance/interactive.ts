@@ -163,6 +163,28 @@ export function defineInteractiveConformance(context: InteractiveConformanceCont
       expect(c.task.signal).toBe('SIGINT')
     })
 
+    it('a REPL-like bash loop: Ctrl-C ends the busy command it runs, the loop survives and answers; Ctrl-D leaves it', async () => {
+      // bash only (no python in minimal images): a read loop with an INT trap, like python -i.
+      const t = await session(`trap 'echo interrupted' INT; while read -r -p '> ' line; do eval "$line"; done; echo bye`)
+      await t.until((text) => text.endsWith('> '))
+      await t.send('x=$((6*7))\n')
+      await t.until((text) => text.endsWith('\n> '))
+      await t.send('echo "x is $x"\n')
+      await t.until((text) => text.includes('x is 42\n> '))
+      // A busy child process in the foreground (the loop waits for it): ^C goes to the whole group.
+      await t.send("bash --noprofile --norc -c 'while :; do :; done'\n")
+      await t.until((text) => text.endsWith("while :; do :; done'\n"))
+      await t.send('\u0003')
+      await t.until((text) => text.includes('interrupted\n'))
+      await t.send('echo "still $x"\n')
+      await t.until((text) => text.includes('still 42\n'))
+      await t.send('\u0004')
+      await t.end()
+      expect(t.text.endsWith('bye\n')).toBe(true)
+      expect(t.task.status).toBe('completed')
+      expect(t.task.exitCode).toBe(0)
+    })
+
     it('reads a full-screen program (the alternate screen) as its current screen under a header', async () => {
       const t = await session(`printf '\\033[?1049h\\033[H\\033[2Jtop line\\r\\n\\033[1msecond\\033[0m'; read -r x; printf '\\033[?1049l'; echo "left with $x"`)
       // Each screen read is the whole screen: the newest one counts (a read may come between the two lines).
