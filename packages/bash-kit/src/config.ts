@@ -112,6 +112,9 @@ export function resolveRequest(
   if (yieldAfterMs !== undefined && (typeof yieldAfterMs !== 'number' || !Number.isFinite(yieldAfterMs) || yieldAfterMs <= 0)) {
     throw codedError(BASH_ERROR.invalidRequest, `invalid yieldAfterMs: expected a positive number, got ${JSON.stringify(yieldAfterMs ?? null)}`)
   }
+  if (request.interactive !== undefined && typeof request.interactive !== 'boolean') {
+    throw codedError(BASH_ERROR.invalidRequest, `invalid interactive: expected a boolean, got ${JSON.stringify(request.interactive)}`)
+  }
   if (request.env !== undefined) {
     for (const [name, value] of Object.entries(request.env)) {
       assertEnvName(name)
@@ -129,5 +132,6 @@ export function resolveRequest(
     sandboxMode,
     ...(typeof request.onOutput === 'function' ? { onOutput: request.onOutput } : {}),
     ...(yieldAfterMs !== undefined ? { yieldAfterMs } : {}),
+    ...(request.interactive === true ? { interactive: true } : {}),
   }
 }

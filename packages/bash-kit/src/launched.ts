@@ -41,4 +41,19 @@ export interface LaunchedCommand {
    * reason is reported on the task, and the run rejects with it as an infrastructure failure.
    */
   lostReason?(): string | undefined
+  /**
+   * True when the command runs in a pseudo-terminal (a launch of a spec with `interactive`):
+   * `stdout` is then the raw terminal stream (the program's stdout and stderr, merged by the
+   * terminal, with its escape sequences), `stderr` is a stream that ends without data, and `write`
+   * is defined. Absent or false: plain pipes, `write` absent.
+   */
+  readonly terminal?: boolean
+  /**
+   * Interactive launches only: writes bytes to the terminal's input side (the master), as typed
+   * keys. Resolves once the bytes are handed over; rejects when the terminal is already closed.
+   * Must not block the event loop on a program that does not read.
+   */
+  write?(data: Uint8Array): Promise<void>
+  /** Interactive launches only, optional: sets the terminal size (the program gets SIGWINCH). */
+  resize?(cols: number, rows: number): void
 }

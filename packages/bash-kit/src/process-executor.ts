@@ -16,12 +16,16 @@ import {
   BASH_ERROR,
   codedError,
   type OutputListener,
+  interactiveUnsupportedError,
+  notInteractiveError,
+  taskFinishedError,
 } from '@deepseek-ai/dsh-bash'
 import { OutputCollector } from './collector.js'
 import { type ExecutorConfig, MAX_TIMER_MS, resolveRequest } from './config.js'
 import type { ExitFacts, LaunchedCommand } from './launched.js'
 import { ensurePrivateDir, ownerSpillDirName } from './spill-dirs.js'
 import { TaskView } from './task.js'
+import { TerminalView } from './terminal.js'
 
 interface TaskEntry {
   view: TaskView
@@ -36,6 +40,12 @@ interface TaskEntry {
   termination?: Promise<void>
   /** Removes the listener on the caller's AbortSignal. */
   detach?: () => void
+  /** Interactive tasks only: the terminal emulator fed with the raw stream; reads come from it. */
+  terminal?: TerminalView
+  /** Settles with the launched command, or undefined when the launch failed. */
+  launching?: Promise<LaunchedCommand | undefined>
+  /** Why the executor ended the task itself (a backend that gave no terminal). */
+  failure?: string
 }
 
 interface ActiveRun {
@@ -103,6 +113,14 @@ export abstract class ProcessExecutor extends BashExecutor {
   /** Starts one command. Throws (or rejects) only for infrastructure failures. */
   protected abstract launch(spec: BashExecSpec, label: string): LaunchedCommand | Promise<LaunchedCommand>
 
+  /**
+   * True when `launch` honours `spec.interactive` (a pseudo-terminal, `LaunchedCommand.terminal`
+   * and `write`). Default false: `start` then refuses interactive specs with `interactiveUnsupported`.
+   */
+  protected get supportsInteractive(): boolean {
+    return false
+  }
+
   /** Subclasses release their own resources here (after every task is gone). */
   protected async disposeBackend(): Promise<void> {}
 
@@ -112,6 +130,9 @@ export abstract class ProcessExecutor extends BashExecutor {
 
   async run(spec: BashExecSpec): Promise<BashRunResult> {
     this._assertUsable(spec)
+    if (spec.interactive) {
+      throw codedError(BASH_ERROR.invalidRequest, 'interactive commands run only as background tasks (start), never in the foreground (run)')
+    }
     let markFinished!: () => void
     // Tracked from before the launch, so that a disposal that starts meanwhile still stops it.
     const active: ActiveRun = { finished: new Promise<void>((resolve) => (markFinished = resolve)) }
@@ -289,9 +310,11 @@ export abstract class ProcessExecutor extends BashExecutor {
 
   start(spec: BashExecSpec): BashTask {
     this._assertUsable(spec)
+    if (spec.interactive) this._assertInteractive(spec)
     const id = `bash-${++this._taskSeq}`
     const entry: TaskEntry = {
-      view: new TaskView(id, spec.command, spec.workdir),
+      view: new TaskView(id, spec.command, spec.workdir, undefined, spec.interactive === true),
+      ...(spec.interactive ? { terminal: new TerminalView() } : {}),
       owner: spec.owner,
       stdout: this._collector(id, 'stdout', spec.owner),
       stderr: this._collector(id, 'stderr', spec.owner),
@@ -304,8 +327,13 @@ export abstract class ProcessExecutor extends BashExecutor {
     } catch (error) {
       entry.stdout.dispose()
       entry.stderr.dispose()
+      entry.terminal?.dispose()
       throw error
     }
+    entry.launching = Promise.resolve(launching).then(
+      (launched) => launched,
+      () => undefined,
+    )
     this._tasks.set(id, entry)
     if (spec.signal) {
       const signal = spec.signal
@@ -335,7 +363,8 @@ export abstract class ProcessExecutor extends BashExecutor {
   readOutput(id: string): BashTaskRead {
     const entry = this._tasks.get(id)
     if (!entry) throw unknownTaskError(id)
-    const out = entry.stdout.read()
+    // An interactive task reads as its terminal shows it; the collector only keeps the raw stream (spill file).
+    const out = entry.terminal ? entry.terminal.read() : entry.stdout.read()
     const err = entry.stderr.read()
     let delta = out.text
     if (err.text) delta += `${delta && !delta.endsWith('\n') ? '\n' : ''}[stderr]\n${err.text}`
@@ -351,6 +380,33 @@ export abstract class ProcessExecutor extends BashExecutor {
     const stoppedByThisCall = this._requestStop(entry)
     await entry.view.done
     return stoppedByThisCall
+  }
+
+  async write(id: string, data: string | Uint8Array): Promise<void> {
+    const entry = this._interactiveEntry(id)
+    const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data
+    const launched = await this._liveTerminal(entry)
+    try {
+      await launched.write!(bytes)
+    } catch (error) {
+      // The terminal closed under the write: the task is ending; report it as finished once it has.
+      await Promise.race([entry.view.done, delay(this.config.drainMs)])
+      if (entry.view.status !== 'running') throw taskFinishedError(id, taskStatusText(entry.view))
+      throw error
+    }
+  }
+
+  async resize(id: string, cols: number, rows: number): Promise<void> {
+    for (const [name, value] of [['cols', cols], ['rows', rows]] as const) {
+      if (!Number.isInteger(value) || value < 2 || value > 1000) {
+        throw codedError(BASH_ERROR.invalidRequest, `invalid ${name}: expected an integer from 2 to 1000, got ${JSON.stringify(value ?? null)}`)
+      }
+    }
+    const entry = this._interactiveEntry(id)
+    const launched = await this._liveTerminal(entry)
+    if (!launched.resize) throw codedError(BASH_ERROR.invalidRequest, `task ${id}: this executor cannot resize its terminal`)
+    launched.resize(cols, rows)
+    entry.terminal!.resize(cols, rows)
   }
 
   /** Kills every running task and foreground command, waits until they are gone, removes spill files. */
@@ -375,6 +431,7 @@ export abstract class ProcessExecutor extends BashExecutor {
     for (const entry of this._tasks.values()) {
       entry.stdout.dispose()
       entry.stderr.dispose()
+      entry.terminal?.dispose()
     }
     for (const collectors of this._runSpills) for (const c of collectors) c.dispose()
     this._runSpills.length = 0
@@ -392,6 +449,7 @@ export abstract class ProcessExecutor extends BashExecutor {
 
   private async _follow(entry: TaskEntry, launched: LaunchedCommand): Promise<void> {
     entry.launched = launched
+    if (entry.terminal) this._attachTerminal(entry, launched)
     if (entry.stopRequested) entry.termination = launched.terminate(this.config.graceMs)
     const drain = collectBoth(launched, entry.stdout, entry.stderr, this.config.drainMs)
     const exit = await launched.exited
@@ -407,7 +465,7 @@ export abstract class ProcessExecutor extends BashExecutor {
       console.error(`[dsh-bash] releasing ${entry.view.id} failed:`, error)
     }
     // Sandbox facts ride on the task, set before `done` and the listeners (as on a foreground result).
-    this._finish(entry, exit, launched.lostReason?.(), (stderr) => launched.sandboxFacts?.(exit, stderr))
+    this._finish(entry, exit, launched.lostReason?.() ?? entry.failure, (stderr) => launched.sandboxFacts?.(exit, stderr))
   }
 
   private _finish(entry: TaskEntry, exit: ExitFacts, reason?: string, facts?: (stderr: CollectedOutput) => SandboxFacts | undefined): void {
@@ -429,6 +487,7 @@ export abstract class ProcessExecutor extends BashExecutor {
       this._tasks.delete(entry.view.id)
       entry.stdout.dispose()
       entry.stderr.dispose()
+      entry.terminal?.dispose()
     }
   }
 
@@ -452,6 +511,50 @@ export abstract class ProcessExecutor extends BashExecutor {
       spillPath: join(this.ownerSpillDir(owner), `dsh-bash-${label}-${stream}.log`),
       keepSpillFile: this.config.keepSpillFiles,
     })
+  }
+
+  // ---- Interactive tasks (a pseudo-terminal): kept together, apart from the rest of the table. ----
+
+  /** `start` of an interactive spec: the backend must support terminals, and stdin is the terminal. */
+  private _assertInteractive(spec: BashExecSpec): void {
+    if (!this.supportsInteractive) throw interactiveUnsupportedError(this.constructor.name)
+    if (spec.stdin !== undefined) throw codedError(BASH_ERROR.invalidRequest, 'invalid request: stdin cannot be given to an interactive command (its input is the terminal)')
+  }
+
+  /**
+   * Feeds the raw terminal stream into the task's terminal view, every chunk as it arrives (the
+   * collector keeps the raw stream for the spill file). A backend that gave no terminal for an
+   * interactive spec is a bug there: the command is stopped rather than run without one.
+   */
+  private _attachTerminal(entry: TaskEntry, launched: LaunchedCommand): void {
+    const terminal = entry.terminal!
+    if (!launched.terminal || typeof launched.write !== 'function') {
+      entry.failure = 'failed to start: the executor gave the interactive command no terminal'
+      entry.stopRequested = true
+      entry.termination = launched.terminate(this.config.graceMs)
+      return
+    }
+    launched.stdout.on('data', (chunk: Buffer) => terminal.write(chunk))
+  }
+
+  /** The task for `write`/`resize`: unknown id, not interactive, or finished are coded errors. */
+  private _interactiveEntry(id: string): TaskEntry {
+    const entry = this._tasks.get(id)
+    if (!entry) throw unknownTaskError(id)
+    if (!entry.terminal) throw notInteractiveError(id)
+    if (entry.view.status !== 'running') throw taskFinishedError(id, taskStatusText(entry.view))
+    return entry
+  }
+
+  /** The launched command of a running interactive task, once its launch settled; a finished task is an error. */
+  private async _liveTerminal(entry: TaskEntry): Promise<LaunchedCommand> {
+    const launched = entry.launched ?? (await entry.launching)
+    if (!launched || entry.processesGone || entry.failure) {
+      // Its end is only a drain away: report the final status.
+      await entry.view.done
+      throw taskFinishedError(entry.view.id, taskStatusText(entry.view))
+    }
+    return launched
   }
 
   private _assertUsable(spec: BashExecSpec): void {
@@ -518,6 +621,14 @@ function collect(stream: Readable, collector: OutputCollector): Promise<void> {
     stream.once('end', () => resolve())
     stream.once('error', () => resolve())
   })
+}
+
+/** `completed, exit code: 0`, `killed by SIGTERM`, `killed (why)`: a task's status as the tools' status line says it. */
+export function taskStatusText(task: Pick<BashTask, 'status' | 'exitCode' | 'signal' | 'reason'>): string {
+  const why = task.reason ? ` (${task.reason})` : ''
+  if (task.status === 'running') return 'running'
+  if (task.status === 'completed') return `completed, exit code: ${task.exitCode ?? 'unknown'}`
+  return task.signal ? `killed by ${task.signal}${why}` : `killed${why}`
 }
 
 function messageOf(error: unknown): string {

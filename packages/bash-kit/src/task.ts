@@ -18,6 +18,8 @@ export class TaskView implements BashTask {
     readonly workdir: string,
     /** Epoch ms; a run that yielded into a task started before the task existed. */
     startedAt = Date.now(),
+    /** Runs in a pseudo-terminal (see `BashTask.interactive`). */
+    readonly interactive = false,
   ) {
     this.startedAt = startedAt
     this.done = new Promise((resolve) => {
@@ -54,6 +56,7 @@ export class TaskView implements BashTask {
       signal: this.signal,
       startedAt: this.startedAt,
       endedAt: this.endedAt,
+      interactive: this.interactive,
       ...(this.reason ? { reason: this.reason } : {}),
       ...(this.sandbox ? { sandbox: this.sandbox } : {}),
     }

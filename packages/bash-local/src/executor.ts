@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { closeSync, rmSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import type { Context } from 'cordis'
-import { BASH_ERROR, type BashExecSpec, codedError } from '@deepseek-ai/dsh-bash'
+import { BASH_ERROR, type BashExecSpec, codedError, TERMINAL_TERM } from '@deepseek-ai/dsh-bash'
 import {
   BASH_ENV_NEXT_VARIABLE as BASH_ENV_NEXT,
   buildEnvironment,
@@ -15,7 +15,8 @@ import { checkWorkdir, spawnPlan, writeScript } from './launch.js'
 import { MarkerTracker } from './marker.js'
 import { ProcessGroupTracker } from './pgroup.js'
 import { closePipe, FifoPipePool, type PipeEnds } from './pipes.js'
-import { launcherScript, preludeScript } from './prelude.js'
+import { launcherScript, preludeScript, reopenFdsScript } from './prelude.js'
+import { spawnPtyPlan } from './pty.js'
 import { CleanedUpCommand, type LaunchTransform, runCleanup, type TransformedLaunch } from './transform.js'
 import { hasProc } from './proc.js'
 import type { ContainmentKind, ProcessTracker } from './tracker.js'
@@ -150,6 +151,8 @@ export class LocalExecutor extends ProcessExecutor {
     // …but not over the executor's own control variables: a caller's BASH_ENV or marker must not
     // switch off containment (the command would escape its cgroup and survive every kill).
     Object.assign(env, tracker.env)
+    // A terminal for an interactive command: programs may draw (the terminal view reads it).
+    if (spec.interactive) env.TERM = TERMINAL_TERM
     let file = line.file
     let args = line.args
     if (line.joinsThroughBashEnv) {
@@ -160,7 +163,9 @@ export class LocalExecutor extends ProcessExecutor {
       // The launcher runs outside any sandbox: it must not source the caller's BASH_ENV; it gives it back.
       if (env.BASH_ENV !== undefined) env[BASH_ENV_NEXT] = env.BASH_ENV
       delete env.BASH_ENV
-      args = ['--noprofile', '--norc', '-c', launcherScript(line.extraFds?.length ?? 0), 'dsh-bash', file, ...args]
+      // A pty launch cannot pass descriptors: the launcher re-opens them from here (see pty.ts).
+      const reopen = spec.interactive && line.extraFds?.length ? reopenFdsScript(process.pid, line.extraFds) : ''
+      args = ['--noprofile', '--norc', '-c', launcherScript(line.extraFds?.length ?? 0, reopen), 'dsh-bash', file, ...args]
       file = this.shellPath
     }
     const plan = {
@@ -174,7 +179,7 @@ export class LocalExecutor extends ProcessExecutor {
       monitor: line.monitor === true,
       extraFds: line.extraFds,
     }
-    const launching = this.takePipes().then((pipes) => spawnPlan({ ...plan, pipes }))
+    const launching = spec.interactive ? spawnPtyPlan(plan) : this.takePipes().then((pipes) => spawnPlan({ ...plan, pipes }))
     if (!transformed) return launching
     const { adapt, cleanup } = transformed
     return launching.then(
@@ -205,6 +210,11 @@ export class LocalExecutor extends ProcessExecutor {
       }
       return undefined
     }
+  }
+
+  /** Interactive commands run in a pseudo-terminal (`@lydell/node-pty`; see pty.ts). */
+  protected get supportsInteractive(): boolean {
+    return true
   }
 
   protected async disposeBackend(): Promise<void> {

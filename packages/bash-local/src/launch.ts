@@ -102,7 +102,13 @@ export function spawnPlan(plan: LaunchPlan): Promise<LaunchedCommand> {
   })
 }
 
-class LocalCommand implements LaunchedCommand {
+/**
+ * The main process as `LocalCommand` uses it: a `ChildProcess`, or the pty launch's stand-in (see
+ * pty.ts), which emits `exit` with the same (code, signal name) arguments.
+ */
+export type MainProcess = Pick<ChildProcess, 'pid' | 'kill' | 'once' | 'stdin'>
+
+export class LocalCommand implements LaunchedCommand {
   readonly stdout: Readable
   readonly stderr: Readable
   readonly exited: Promise<ExitFacts>
@@ -110,8 +116,8 @@ class LocalCommand implements LaunchedCommand {
   private mainAlive = true
 
   constructor(
-    private readonly child: ChildProcess,
-    private readonly plan: LaunchPlan,
+    private readonly child: MainProcess,
+    protected readonly plan: LaunchPlan,
     streams: { stdout: Readable; stderr: Readable },
   ) {
     this.stdout = streams.stdout
@@ -199,7 +205,7 @@ class LocalCommand implements LaunchedCommand {
   }
 }
 
-function closeFds(fds: number[]): void {
+export function closeFds(fds: number[]): void {
   for (const fd of fds) {
     try {
       closeSync(fd)
@@ -210,7 +216,7 @@ function closeFds(fds: number[]): void {
 }
 
 /** Frees what a launch created: its files (a long script) and its tracker (the cgroup). */
-function releasePlan(plan: LaunchPlan): void {
+export function releasePlan(plan: LaunchPlan): void {
   for (const file of plan.cleanup) {
     try {
       unlinkSync(file)

@@ -27,6 +27,12 @@ export const BASH_ERROR = {
   connectionLost: 'DSH_CONNECTION_LOST',
   /** An executor's config failed validation (named key and why). */
   invalidConfig: 'DSH_INVALID_CONFIG',
+  /** `write` (or `resize`) to a task started without `interactive`. */
+  notInteractive: 'DSH_TASK_NOT_INTERACTIVE',
+  /** `write` (or `resize`) to a task that has ended; the message names its status. */
+  taskFinished: 'DSH_TASK_FINISHED',
+  /** `start` with `interactive` on an executor that cannot give a command a terminal. */
+  interactiveUnsupported: 'DSH_INTERACTIVE_UNSUPPORTED',
 } as const
 
 export type BashErrorCode = (typeof BASH_ERROR)[keyof typeof BASH_ERROR]
@@ -44,4 +50,22 @@ export function hasCode(error: unknown, code: string): boolean {
 /** The stable error for an unknown task id. */
 export function unknownTaskError(id: string): Error {
   return codedError(BASH_ERROR.unknownTask, `unknown bash task ${JSON.stringify(String(id))}`)
+}
+
+/** `task <id> does not take input; start it with interactive: true` (the tool prefixes `Error: `). */
+export function notInteractiveError(id: string): Error {
+  return codedError(BASH_ERROR.notInteractive, `task ${id} does not take input; start it with interactive: true`)
+}
+
+/**
+ * Input to an ended task: `task <id> has finished (status: completed, exit code: 0); it takes no more input`.
+ * `status` is the task's status line content (`completed, exit code: 0`, `killed, signal: SIGTERM`).
+ */
+export function taskFinishedError(id: string, status: string): Error {
+  return codedError(BASH_ERROR.taskFinished, `task ${id} has finished (status: ${status}); it takes no more input`)
+}
+
+/** `start` with `interactive` on an executor without terminals; names the executor. */
+export function interactiveUnsupportedError(executor: string): Error {
+  return codedError(BASH_ERROR.interactiveUnsupported, `the ${executor} executor cannot run interactive commands (no terminal support)`)
 }

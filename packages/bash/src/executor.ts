@@ -15,6 +15,8 @@ declare module 'cordis' {
   }
 }
 
+import { notInteractiveError, unknownTaskError } from './errors.js'
+
 export { unknownTaskError } from './errors.js'
 
 /**
@@ -62,6 +64,28 @@ export abstract class BashExecutor {
   abstract readOutput(id: string): BashTaskRead
   /** Stops a task: true if this call stopped it, false if it had already finished. */
   abstract kill(id: string): Promise<boolean>
+
+  /**
+   * Writes input to an interactive task's terminal, as a person types it: `\n` or `\r` is Enter,
+   * `\u0003` Ctrl-C (the terminal turns it into SIGINT for the foreground process group),
+   * `\u0004` Ctrl-D, `\u001b[A` arrow up. A string is sent as UTF-8. Resolves once the bytes are
+   * handed to the terminal (not when the program read them). Rejects with a coded error:
+   * `unknownTask` (no such id), `notInteractive` (started without `interactive`), `taskFinished`
+   * (the task ended; the message names its status). Never checks the owner: the caller fences.
+   *
+   * This default is for executors that never start interactive tasks: unknown id, else not interactive.
+   */
+  async write(id: string, data: string | Uint8Array): Promise<void> {
+    void data
+    if (!this.get(id)) throw unknownTaskError(id)
+    throw notInteractiveError(id)
+  }
+
+  /**
+   * Changes an interactive task's terminal size (the program gets SIGWINCH). Optional: executors
+   * without it keep the fixed 120x40. Same errors as `write`.
+   */
+  resize?(id: string, cols: number, rows: number): Promise<void>
 
   /** The default sandbox mode; undefined for executors that do not confine. */
   get sandboxMode(): SandboxMode | undefined {

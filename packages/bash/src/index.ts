@@ -1,3 +1,12 @@
 export * from './types.js'
 export { BashExecutor } from './executor.js'
-export { BASH_ERROR, type BashErrorCode, codedError, hasCode, unknownTaskError } from './errors.js'
+export {
+  BASH_ERROR,
+  type BashErrorCode,
+  codedError,
+  hasCode,
+  interactiveUnsupportedError,
+  notInteractiveError,
+  taskFinishedError,
+  unknownTaskError,
+} from './errors.js'

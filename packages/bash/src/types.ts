@@ -45,7 +45,26 @@ export interface BashExecRequest {
    * run never yields. Must be a positive finite number. Ignored by `start`.
    */
   yieldAfterMs?: number
+  /**
+   * Runs the command in a pseudo-terminal, for programs that talk to a person (prompts, REPLs,
+   * debuggers, pagers). Background only: `start` accepts it, `run` rejects it (`invalidRequest`).
+   * The command's stdin, stdout and stderr are the terminal (so stderr is merged into stdout and a
+   * task's `[stderr]` part stays empty); `TERM=xterm-256color` instead of `dumb`; the terminal has
+   * the fixed size `TERMINAL_COLS` x `TERMINAL_ROWS` (120x40). Input goes in with
+   * `BashExecutor.write`. `readOutput` returns the text a terminal shows, never escape sequences;
+   * spill files keep the raw terminal stream. `stdin` must not be set with it. Never set by default;
+   * an executor that cannot provide a terminal refuses it (`interactiveUnsupported`), never runs the
+   * command without one.
+   */
+  interactive?: boolean
 }
+
+/** The fixed terminal size of interactive tasks (columns). */
+export const TERMINAL_COLS = 120
+/** The fixed terminal size of interactive tasks (rows). */
+export const TERMINAL_ROWS = 40
+/** `TERM` of interactive tasks (every other command gets `dumb`). */
+export const TERMINAL_TERM = 'xterm-256color'
 
 /** Receives live foreground output (see `BashExecRequest.onOutput`). */
 export type OutputListener = (stream: 'stdout' | 'stderr', text: string) => void
@@ -71,6 +90,8 @@ export interface BashExecSpec {
   readonly onOutput?: OutputListener
   /** Yield time of a foreground run (see `BashExecRequest.yieldAfterMs`); absent: never yields. */
   readonly yieldAfterMs?: number
+  /** True: run in a pseudo-terminal (see `BashExecRequest.interactive`). Absent or false: no terminal. */
+  readonly interactive?: boolean
 }
 
 /** One output stream as collected by an executor. */
@@ -168,6 +189,11 @@ export interface BashTask {
    * before `onTaskDone` listeners run. Only executors that confine set it; never set while running.
    */
   readonly sandbox?: SandboxFacts
+  /**
+   * True when the task runs in a pseudo-terminal (started with `interactive`): it takes input
+   * (`BashExecutor.write`) and its reads are terminal text. Never changes.
+   */
+  readonly interactive: boolean
   /** Resolves with this task when it has ended. Never rejects. */
   readonly done: Promise<BashTask>
 }
@@ -178,7 +204,10 @@ export interface BashTaskRead {
   task: BashTask
   /**
    * New stdout; then, if there is new stderr, a newline if needed and `[stderr]\n` + the new stderr.
-   * Empty when nothing new arrived.
+   * Empty when nothing new arrived. For an interactive task: the terminal's text (see
+   * `TerminalView` in dsh-bash-kit): the lines that changed since the last read, or the whole
+   * current screen under `[screen <cols>x<rows>]` while a full-screen program runs. Never escape
+   * sequences.
    */
   delta: string
   /** True when part of the new output fell out of memory before this read (see the spill paths). */
