@@ -13,3 +13,11 @@ export {
 export { type ResultBudget, checkBudget, tailWithin, lineCount, fits } from './budget.js'
 export { presentBashCall, presentBashResult, presentTaskCall, presentTaskResult, readRunStatus, type RunStatus } from './present.js'
 export { TOOL_BASH_ERROR } from './errors.js'
+export {
+  askUserShape,
+  checkInputChoice,
+  sendUserReply,
+  secretInputErrors,
+  SECRET_INPUT_ERROR,
+  TYPED_TEXT,
+} from './secret-input.js'
