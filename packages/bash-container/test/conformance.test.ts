@@ -31,5 +31,8 @@ describe.skipIf(skip !== undefined)('container executor against a real engine', 
     countProcesses: async (marker) => processesWith(marker).length,
     workdir: '/workspace',
     graceMs: 300,
+    // Issue #15: the container pty is being built on the interactive seam (another branch); until
+    // then the suite checks that interactive starts are refused clearly.
+    interactive: { supported: false, reason: 'the container executor has no pty yet (issue #15, container pty pending)' },
   })
 })

@@ -83,6 +83,8 @@ export class TerminalView {
       throw new Error('@xterm/headless has no core writeSync: the pinned version 6.0.0 is required')
     }
     this.#feed = (data) => core.writeSync!(data)
+    // Row 0 is the first line not read yet: if it scrolls out before the first read, the read says so.
+    this.#marker = this.#term.registerMarker(0)
   }
 
   /** Feeds raw terminal output (any chunking; UTF-8 split across chunks is fine). Ignored after `dispose`. */

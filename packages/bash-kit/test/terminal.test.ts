@@ -81,6 +81,20 @@ describe('TerminalView: line mode', () => {
     expect(read.text).not.toContain('first')
     view.dispose()
   })
+
+  it('says lossy when lines scrolled out before the very first read', () => {
+    const view = new TerminalView({ scrollback: 10 })
+    for (let i = 0; i < 100; i++) view.write(`line ${i}\r\n`)
+    const read = view.read()
+    expect(read.lossy).toBe(true)
+    expect(read.text.startsWith('line ')).toBe(true)
+    expect(read.text.endsWith('line 99\n')).toBe(true)
+    const small = new TerminalView({ scrollback: 10 })
+    small.write('a\r\nb\r\n')
+    expect(small.read()).toEqual({ text: 'a\nb\n', lossy: false })
+    view.dispose()
+    small.dispose()
+  })
 })
 
 describe.skipIf(!hasTput)('TerminalView: screen mode (real xterm-256color sequences from tput)', () => {

@@ -15,7 +15,7 @@ import { checkWorkdir, spawnPlan, writeScript } from './launch.js'
 import { MarkerTracker } from './marker.js'
 import { ProcessGroupTracker } from './pgroup.js'
 import { closePipe, FifoPipePool, type PipeEnds } from './pipes.js'
-import { launcherScript, preludeScript, reopenFdsScript } from './prelude.js'
+import { launcherScript, preludeScript } from './prelude.js'
 import { spawnPtyPlan } from './pty.js'
 import { CleanedUpCommand, type LaunchTransform, runCleanup, type TransformedLaunch } from './transform.js'
 import { hasProc } from './proc.js'
@@ -163,9 +163,7 @@ export class LocalExecutor extends ProcessExecutor {
       // The launcher runs outside any sandbox: it must not source the caller's BASH_ENV; it gives it back.
       if (env.BASH_ENV !== undefined) env[BASH_ENV_NEXT] = env.BASH_ENV
       delete env.BASH_ENV
-      // A pty launch cannot pass descriptors: the launcher re-opens them from here (see pty.ts).
-      const reopen = spec.interactive && line.extraFds?.length ? reopenFdsScript(process.pid, line.extraFds) : ''
-      args = ['--noprofile', '--norc', '-c', launcherScript(line.extraFds?.length ?? 0, reopen), 'dsh-bash', file, ...args]
+      args = ['--noprofile', '--norc', '-c', launcherScript(line.extraFds?.length ?? 0), 'dsh-bash', file, ...args]
       file = this.shellPath
     }
     const plan = {
@@ -179,7 +177,7 @@ export class LocalExecutor extends ProcessExecutor {
       monitor: line.monitor === true,
       extraFds: line.extraFds,
     }
-    const launching = spec.interactive ? spawnPtyPlan(plan) : this.takePipes().then((pipes) => spawnPlan({ ...plan, pipes }))
+    const launching = spec.interactive ? spawnPtyPlan(plan, this.setsidPath()) : this.takePipes().then((pipes) => spawnPlan({ ...plan, pipes }))
     if (!transformed) return launching
     const { adapt, cleanup } = transformed
     return launching.then(
@@ -212,9 +210,22 @@ export class LocalExecutor extends ProcessExecutor {
     }
   }
 
-  /** Interactive commands run in a pseudo-terminal (`@lydell/node-pty`; see pty.ts). */
+  /** Interactive commands run in a pseudo-terminal (`@lydell/node-pty`'s openpty and util-linux `setsid --ctty`; see pty.ts). */
   protected get supportsInteractive(): boolean {
     return true
+  }
+
+  private setsid?: string
+
+  /** util-linux `setsid`, found at the first interactive launch; its absence is a clear start failure. */
+  private setsidPath(): string {
+    if (this.setsid) return this.setsid
+    try {
+      this.setsid = findExecutable('setsid')
+    } catch {
+      throw codedError(BASH_ERROR.startFailed, 'interactive commands need the setsid program (util-linux), which was not found in PATH')
+    }
+    return this.setsid
   }
 
   protected async disposeBackend(): Promise<void> {

@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs'
 import { BASH_ENV_NEXT_VARIABLE as BASH_ENV_NEXT, CGROUP_VARIABLE, closeInheritedFds } from '@deepseek-ai/dsh-bash-kit'
 
 /**
@@ -34,31 +33,12 @@ export function preludeScript(): string {
  * pass on to the command), give back a trusted caller's BASH_ENV (moved aside so that this launcher,
  * which runs outside any sandbox, does not source it), exec.
  */
-export function launcherScript(keep: number, reopen = ''): string {
+export function launcherScript(keep: number): string {
   return [
     JOIN_CGROUP,
-    ...(reopen ? [reopen] : []),
     closeInheritedFds(keep),
     `if [ -n "\${${BASH_ENV_NEXT}+set}" ]; then export BASH_ENV="\$${BASH_ENV_NEXT}"; unset ${BASH_ENV_NEXT}; fi`,
     'exec "$@"',
   ].join('\n')
 }
 
-/**
- * For launches that cannot pass descriptors (a pty: node-pty forks with Node's descriptors all
- * close-on-exec): bash code that opens `fds[i]` of process `pid` as fd 3+i, through
- * /proc/<pid>/fd. The magic link reaches the very file the executor opened and checked (not a path
- * looked up again), so a checked source (git's `--bind-fd`) stays the one checked. The access mode
- * is the one the executor opened it with (read from /proc/self/fdinfo). The executor must keep the
- * descriptors open until the command is released.
- */
-export function reopenFdsScript(pid: number, fds: readonly number[]): string {
-  return fds
-    .map((fd, i) => {
-      const flags = /^flags:\s*([0-7]+)/m.exec(readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8'))
-      const access = flags ? Number.parseInt(flags[1], 8) & 3 : 0
-      const op = access === 1 ? '>>' : access === 2 ? '<>' : '<'
-      return `exec ${3 + i}${op}/proc/${pid}/fd/${fd} || exit 125`
-    })
-    .join('\n')
-}

@@ -30,5 +30,8 @@ describe.skipIf(skip !== undefined)('ssh executor against a real sshd', () => {
     countProcesses: async (marker) => userProcesses(keys.user, marker).length,
     workdir: keys! && keys.workdir,
     graceMs: 300,
+    // Issue #15: the remote pty is being built on the interactive seam (another branch); until then
+    // the suite checks that interactive starts are refused clearly.
+    interactive: { supported: false, reason: 'the SSH executor has no pty yet (issue #15, remote pty pending)' },
   })
 })

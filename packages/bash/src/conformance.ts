@@ -29,6 +29,7 @@ import { dirname, join, posix } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { Context } from 'cordis'
 import { afterEach, describe, expect, it, vi } from 'vitest'
+import { defineInteractiveConformance } from './conformance-interactive.js'
 import type { BashExecutor } from './executor.js'
 import type { BashExecRequest, BashExecSpec, BashRunResult, BashTask } from './types.js'
 
@@ -113,6 +114,11 @@ export interface ConformanceOptions {
    * whose commands never share the server's process table, like SSH): that test is not defined.
    */
   serverProcess?: ServerProcessOptions
+  /**
+   * Interactive tasks (a terminal, `write`): default true. `false` only with a reason, for an
+   * executor that cannot do it yet: the suite then checks that it refuses them clearly.
+   */
+  interactive?: true | { supported: false; reason: string }
 }
 
 /** An executor plugin loaded in a separate Node.js process. */
@@ -207,6 +213,7 @@ export function defineBashExecutorConformance(name: string, options: Conformance
   })
 
   describe(`bash executor conformance: ${name}`, () => {
+    defineInteractiveConformance({ executor, countProcesses: count, workdir, readSpillFile: readSpill, ...(options.interactive === undefined || options.interactive === true ? {} : { interactive: false, reason: options.interactive.reason }) })
     describe('resolve()', () => {
       it('applies the default timeout and workdir, and always has the owner and sandboxMode keys', async () => {
         const bash = await executor({ cwd: workdir, timeoutMs: 1234, maxTimeoutMs: 5000 })
