@@ -13,3 +13,5 @@ export {
   type EarlyInitialize,
   type StdioFrontOptions,
 } from './front.js'
+export { openSecretPage, type SecretPage, type SecretPageOptions } from './secret-page.js'
+export { secretElicitationMessage, DEFAULT_SECRET_INPUT, type SecretInputOptions } from './secret-elicit.js'

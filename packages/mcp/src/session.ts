@@ -4,7 +4,7 @@ import { isAbsolute } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { Context } from 'cordis'
 import type { Agent } from '@deepseek-ai/dsh-agent'
-import type { ApprovalDecision, ApprovalRequest, ToolContent } from '@deepseek-ai/dsh-tools'
+import type { ApprovalDecision, ApprovalRequest, SecretInputAnswer, SecretInputRequest, ToolContent } from '@deepseek-ai/dsh-tools'
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js'
 import {
@@ -17,6 +17,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js'
 import { approvalMessage, approvalSchema, decisionOf } from './elicit.js'
 import { SERVER_CAPABILITIES } from './front.js'
+import { askThroughUrlElicitation, type SecretInputOptions } from './secret-elicit.js'
 
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>
 
@@ -42,6 +43,8 @@ export interface SessionOptions {
   log(message: string): void
   /** The `instructions` of the initialize result (what a model reads before it loads the tools). */
   instructions?: string
+  /** The one-time reply page of `bash_input {ask_user}` (see `McpHostOptions.secretInput`). */
+  secretInput?: SecretInputOptions
 }
 
 /**
@@ -173,6 +176,15 @@ export class McpSession {
       this.options.log(`${this.label}: elicitation failed: ${error instanceof Error ? error.message : String(error)}`)
       return 'unavailable'
     }
+  }
+
+  /** The secretInput service of this session: a URL elicitation of a one-time page, when the client supports it. */
+  async askSecret(request: SecretInputRequest): Promise<SecretInputAnswer> {
+    if (this._closed || !this.options.secretInput) return { outcome: 'unavailable' }
+    const extra = this._calls.get(request.callId)
+    return askThroughUrlElicitation(this.server, request, { requestId: extra?.requestId, signal: extra?.signal }, this.options.secretInput, (m) =>
+      this.options.log(`${this.label}: ${m}`),
+    )
   }
 
   /** Creates the agent on first use; its cwd comes from the options, the client's first root, or the fallback. */
