@@ -5,6 +5,7 @@ export {
   BASH_DESCRIPTION,
   BASH_OUTPUT_DESCRIPTION,
   BASH_KILL_DESCRIPTION,
+  BASH_INPUT_DESCRIPTION,
   SANDBOX_ADDENDUM,
   bashDescription,
   bashPromptSection,
@@ -20,4 +21,8 @@ export {
   secretInputErrors,
   SECRET_INPUT_ERROR,
   TYPED_TEXT,
+  ASK_USER_SENTENCE,
+  HIDDEN_REPLY,
+  MIN_HIDDEN_REPLY,
 } from './secret-input.js'
+export { readAfterInput, QUIET_MS } from './input.js'

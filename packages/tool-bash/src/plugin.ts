@@ -4,7 +4,8 @@ import type { BashExecRequest, BashTask } from '@deepseek-ai/dsh-bash'
 import type { ApprovalService, ToolCall, ToolCaller, ToolContent } from '@deepseek-ai/dsh-tools'
 import { CALLER_ERROR, hasCode, messageOf } from '@deepseek-ai/dsh-tools'
 import { type ResultBudget, checkBudget } from './budget.js'
-import { BASH_KILL_DESCRIPTION, BASH_OUTPUT_DESCRIPTION, bashDescription } from './descriptions.js'
+import { BASH_INPUT_DESCRIPTION, BASH_KILL_DESCRIPTION, BASH_OUTPUT_DESCRIPTION, bashDescription } from './descriptions.js'
+import { readAfterInput } from './input.js'
 import { presentBashCall, presentBashResult, presentTaskCall, presentTaskResult } from './present.js'
 import {
   alreadyFinishedText,
@@ -18,13 +19,18 @@ import {
   type BashArgs,
   bashParameters,
   checkBashArgs,
+  checkInputArgs,
   checkTaskArgs,
+  DEFAULT_INPUT_WAIT_MS,
+  type InputArgs,
+  inputParameters,
   MODE_ORDER,
   sandboxedBashParameters,
   type TaskArgs,
   taskParameters,
 } from './schema.js'
 import { toolBashErrors } from './errors.js'
+import { ASK_USER_SENTENCE, sendUserReply, TYPED_TEXT } from './secret-input.js'
 
 /** The source every completion notice carries. */
 export const NOTICE_SOURCE = Object.freeze({ kind: 'plugin', plugin: 'tool-bash' } as const)
@@ -72,7 +78,7 @@ function checkConfig(config: ToolBashConfig | undefined): ToolBashConfig {
 }
 
 /**
- * Registers `bash`, `bash_output` and `bash_kill` over `ctx.bash`, and delivers completion notices.
+ * Registers `bash`, `bash_output`, `bash_kill` and `bash_input` over `ctx.bash`, and delivers completion notices.
  * Pending until both `ctx.tools` and an executor (`ctx.bash`) are loaded; unloading removes it all.
  */
 export const ToolBash = {
@@ -106,6 +112,7 @@ export const ToolBash = {
           owner: ownerToken(call),
           sandboxMode,
         }
+        if (args.interactive === true) request.interactive = true
         if (config.yieldAfterMs !== undefined && !args.run_in_background) request.yieldAfterMs = config.yieldAfterMs
         if (call.onProgress && !args.run_in_background) request.onOutput = newestLineReporter(call.onProgress)
         // One lookup per call: every `ctx.bash` access goes through cordis' context proxies.
@@ -144,6 +151,30 @@ export const ToolBash = {
         checkTaskArgs(args)
         assertAccess(ctx, args.task_id, call)
         return (await ctx.bash.kill(args.task_id)) ? killedText(args.task_id) : alreadyFinishedText(args.task_id)
+      },
+    })
+
+    ctx.tools.register({
+      name: 'bash_input',
+      description: `${BASH_INPUT_DESCRIPTION}${ASK_USER_SENTENCE}`,
+      parameters: inputParameters,
+      presentCall: presentTaskCall('bash_input'),
+      presentResult: presentTaskResult('bash_input'),
+      async execute(rawArgs, call) {
+        const args = rawArgs as InputArgs
+        checkInputArgs(args)
+        assertAccess(ctx, args.task_id, call)
+        const bash = ctx.bash
+        if (args.ask_user !== undefined) {
+          // A person types the reply (secret-input.ts); the model reads only that it was typed.
+          const hide = await sendUserReply(ctx, call, args.task_id, args.ask_user)
+          const read = await readAfterInput(bash, args.task_id, args.wait_ms ?? DEFAULT_INPUT_WAIT_MS, call.signal)
+          return `${TYPED_TEXT}\n${renderRead({ ...read, delta: hide(read.delta) }, { escalationHint: escalationPossible(ctx), budget })}`
+        }
+        // Not interactive, or finished: the executor's coded errors, before any wait.
+        await bash.write(args.task_id, args.text ?? '')
+        const read = await readAfterInput(bash, args.task_id, args.wait_ms ?? DEFAULT_INPUT_WAIT_MS, call.signal)
+        return renderRead(read, { escalationHint: escalationPossible(ctx), budget })
       },
     })
 

@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { toolBashErrors } from './errors.js'
+import { askUserShape, checkInputChoice } from './secret-input.js'
 
 /** Sandbox modes a call may ask to be widened to, narrowest first. */
 export const ESCALATION_MODES = ['workspace-write', 'danger-full-access'] as const
@@ -12,6 +13,10 @@ const bashShape = {
   timeoutMs: z.number().optional().describe('Timeout in milliseconds for a foreground call (default and maximum set by the host).'),
   workdir: z.string().optional().describe("Working directory; relative paths resolve against the session's workspace. Default: the workspace."),
   run_in_background: z.boolean().optional().describe('Start the command in the background and return a task id at once (no timeout).'),
+  interactive: z
+    .boolean()
+    .optional()
+    .describe('Run it in a terminal (120x40) so that you can type into it with bash_input. Requires run_in_background: true.'),
 }
 
 /** The `bash` parameters. Unknown keys (`env`, `stdin`, …) are stripped: they never reach the executor. */
@@ -31,6 +36,24 @@ export const taskParameters = z.object({
   task_id: z.string().describe('The id of a background task, e.g. "bash-1".'),
 })
 
+/** Longest `text` of one bash_input call (bytes). */
+export const MAX_INPUT_BYTES = 64 * 1024
+/** bash_input's default and longest wait (ms). */
+export const DEFAULT_INPUT_WAIT_MS = 3_000
+export const MAX_INPUT_WAIT_MS = 30_000
+
+export const inputParameters = z.object({
+  task_id: z.string().describe('The id of a background task started with interactive: true, e.g. "bash-1".'),
+  text: z.string().optional().describe('What to type. "\\n" is Enter, "\\u0003" Ctrl-C, "\\u0004" Ctrl-D, "\\u001b[A" arrow up. May be empty (just wait and read).'),
+  wait_ms: z
+    .number()
+    .optional()
+    .describe(`Longest wait for the program's answer in ms (default ${DEFAULT_INPUT_WAIT_MS}, at most ${MAX_INPUT_WAIT_MS}); the call returns earlier once it has been quiet for a moment or has ended.`),
+  ...askUserShape,
+})
+
+export type InputArgs = z.output<typeof inputParameters>
+
 export type BashArgs = z.output<typeof sandboxedBashParameters>
 export type TaskArgs = z.output<typeof taskParameters>
 
@@ -42,6 +65,21 @@ export function checkBashArgs(args: BashArgs): void {
     throw toolBashErrors.invalidArguments(`invalid timeoutMs: expected a positive number, got ${JSON.stringify(args.timeoutMs)}`)
   }
   if (args.workdir !== undefined && args.workdir.includes('\0')) throw toolBashErrors.invalidArguments('invalid workdir: contains a NUL byte')
+  if (args.interactive === true && args.run_in_background !== true) {
+    throw toolBashErrors.invalidArguments('invalid interactive: interactive: true needs run_in_background: true (an interactive command runs as a background task; type into it with bash_input)')
+  }
+}
+
+export function checkInputArgs(args: InputArgs): void {
+  checkTaskArgs(args)
+  checkInputChoice(args)
+  if (args.text !== undefined && Buffer.byteLength(args.text) > MAX_INPUT_BYTES) {
+    throw toolBashErrors.invalidArguments(`invalid text: ${Buffer.byteLength(args.text)} bytes is more than the ${MAX_INPUT_BYTES} bytes one call may type`)
+  }
+  const wait = args.wait_ms
+  if (wait !== undefined && !(Number.isFinite(wait) && wait >= 0 && wait <= MAX_INPUT_WAIT_MS)) {
+    throw toolBashErrors.invalidArguments(`invalid wait_ms: expected a number of ms from 0 to ${MAX_INPUT_WAIT_MS}, got ${JSON.stringify(wait)}`)
+  }
 }
 
 export function checkTaskArgs(args: TaskArgs): void {

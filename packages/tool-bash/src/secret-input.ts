@@ -22,6 +22,10 @@ export const askUserShape = {
     ),
 }
 
+/** What the `bash_input` description gains: when and how to use `ask_user`. */
+export const ASK_USER_SENTENCE =
+  '\n\nFor a password, passphrase or any other secret, do not type it and do not ask for it in chat: pass "ask_user" (what to ask, e.g. "Password for sudo") instead of "text". The user types the reply, it goes to the terminal with Enter, and you only learn that it was typed (or that the user declined or no one can be asked).'
+
 /** The first line of a result after the person typed a reply (the reply itself is never shown). */
 export const TYPED_TEXT = '[the user typed a reply; it was sent to the terminal and is not shown]'
 
@@ -61,10 +65,12 @@ const MAX_PROMPT = 500
  * Asks the person for the reply and writes it (plus `\n`) to the task's terminal. The caller has
  * fenced the task already. Before anyone is asked, the task must exist, be interactive and still
  * run (the executor's own coded errors otherwise): nobody types a password for a task that cannot
- * take it. Resolves once the reply is handed to the terminal; every outcome that sends nothing is a
- * coded error. The reply is dropped here: never returned, never in a message.
+ * take it. Resolves once the reply is handed to the terminal, with a function that hides the reply
+ * in a text (for the read that follows: a program that did not turn its echo off shows what was
+ * typed); every outcome that sends nothing is a coded error. The reply is never returned, never in
+ * a message.
  */
-export async function sendUserReply(ctx: Context, call: ToolCall, taskId: string, prompt: string): Promise<void> {
+export async function sendUserReply(ctx: Context, call: ToolCall, taskId: string, prompt: string): Promise<(text: string) => string> {
   const bash = ctx.bash
   const task = bash.get(taskId)
   if (!task) throw unknownTaskError(taskId)
@@ -92,7 +98,7 @@ export async function sendUserReply(ctx: Context, call: ToolCall, taskId: string
     case 'typed':
       if (typeof answer.text !== 'string') throw secretInputErrors.unavailable(taskId)
       await bash.write(taskId, `${answer.text}\n`)
-      return
+      return hider(answer.text)
     case 'declined':
       throw secretInputErrors.declined(taskId)
     case 'cancelled':
@@ -100,4 +106,15 @@ export async function sendUserReply(ctx: Context, call: ToolCall, taskId: string
     default:
       throw secretInputErrors.unavailable(taskId)
   }
+}
+
+/** The shortest reply that is hidden in the read after it: shorter ones would blank out ordinary text. */
+export const MIN_HIDDEN_REPLY = 4
+
+/** What stands for the reply in the read after it, where the terminal echoed it. */
+export const HIDDEN_REPLY = '[hidden]'
+
+function hider(reply: string): (text: string) => string {
+  if (reply.length < MIN_HIDDEN_REPLY) return (text) => text
+  return (text) => text.split(reply).join(HIDDEN_REPLY)
 }

@@ -14,7 +14,7 @@ describe('plugin lifecycle', () => {
     expect(root.tools.names()).toEqual([])
     const executor = root.plugin(LocalExecutor, {})
     await settle()
-    expect(root.tools.names()).toEqual(['bash', 'bash_output', 'bash_kill'])
+    expect(root.tools.names()).toEqual(['bash', 'bash_output', 'bash_kill', 'bash_input'])
     const bash = root.bash
     executor.dispose()
     await bash.shutdown()
@@ -22,7 +22,7 @@ describe('plugin lifecycle', () => {
     expect(root.tools.names()).toEqual([])
     const executor2 = root.plugin(LocalExecutor, {})
     await settle()
-    expect(root.tools.names()).toEqual(['bash', 'bash_output', 'bash_kill'])
+    expect(root.tools.names()).toEqual(['bash', 'bash_output', 'bash_kill', 'bash_input'])
     toolBash.dispose()
     await settle()
     expect(root.tools.names()).toEqual([])
@@ -36,12 +36,15 @@ describe('plugin lifecycle', () => {
     root.plugin(LocalExecutor, {})
     root.plugin(ToolBash)
     await settle()
-    const [bash, output, kill] = root.tools.schemas()
-    expect(Object.keys(bash.parameters.properties as object)).toEqual(['command', 'description', 'timeoutMs', 'workdir', 'run_in_background'])
+    const [bash, output, kill, input] = root.tools.schemas()
+    expect(Object.keys(bash.parameters.properties as object)).toEqual(['command', 'description', 'timeoutMs', 'workdir', 'run_in_background', 'interactive'])
+    expect(input.name).toBe('bash_input')
+    expect(Object.keys(input.parameters.properties as object)).toEqual(['task_id', 'text', 'wait_ms'])
+    expect(input.parameters.required).toEqual(['task_id', 'text'])
     expect(bash.parameters.required).toEqual(['command', 'description'])
     expect(output.parameters.required).toEqual(['task_id'])
     expect(kill.parameters.required).toEqual(['task_id'])
-    for (const fragment of ['workdir', 'run_in_background', 'bash_output', 'bash_kill', '[exit code: N]', 'full output']) {
+    for (const fragment of ['workdir', 'run_in_background', 'bash_output', 'bash_kill', '[exit code: N]', 'full output', 'interactive', 'bash_input', '--yes']) {
       expect(bash.description).toContain(fragment)
     }
     await root.bash.shutdown()

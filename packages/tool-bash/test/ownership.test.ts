@@ -62,7 +62,7 @@ describe('ownership fence', () => {
     expect(app.root.tools.get('bash')).toBeUndefined()
     const again = app.root.plugin(ToolBash)
     await settle()
-    expect(app.root.tools.names()).toEqual(['bash', 'bash_output', 'bash_kill'])
+    expect(app.root.tools.names()).toEqual(['bash', 'bash_output', 'bash_kill', 'bash_input'])
     expect(await app.text('bash_kill', { task_id: id }, b)).toEqual({ text: `Error: task ${id} belongs to another session`, isError: true })
     expect(await app.text('bash_kill', { task_id: id }, a)).toEqual({ text: `killed background task ${id}`, isError: false })
     again.dispose()
