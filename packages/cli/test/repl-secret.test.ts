@@ -44,7 +44,7 @@ function startTtyRepl(dir: string) {
 
 let dir: string
 beforeAll(() => {
-  dir = realpathSync(mkdtempSync(join(tmpdir(), 'dsh-e2e-secret-')))
+  dir = realpathSync(mkdtempSync(join(tmpdir(), 'dsh-e2e-typed-')))
 })
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
@@ -70,6 +70,8 @@ describe('dsh-bash repl on a terminal: replies typed without echo', () => {
     await repl.type(':tasks\r', '(no background tasks)')
     expect(repl.all()).toContain(':tasks')
     await repl.type(`:call bash ${PASSWORD_TASK}\r`, /bash-1/)
+    // As a person does: wait for the prompt (typed ahead, the reply would be echoed: read -s turns the echo off only when it starts).
+    await waitFor('the password prompt', async () => (await repl!.type(':output bash-1\r', '[status:')).includes('Password:'))
     await repl.type(':type bash-1\r', 'reply for bash-1 (not shown): ')
     await repl.type(`${SECRET}\r`, 'sent your reply to bash-1')
     const read = await waitFor('the task to end', async () => {
@@ -89,6 +91,10 @@ describe('dsh-bash repl on a terminal: replies typed without echo', () => {
     await waitFor('the prompt', () => repl!.all().includes('dsh-bash> '))
     const started = await repl.type(`:call bash ${PASSWORD_TASK}\r`, /bash-\d+/)
     const id = /bash-\d+/.exec(started)![0]
+    // The model waits for the prompt first (an empty text just reads).
+    await waitFor('the password prompt', async () =>
+      (await repl!.type(`:call bash_input ${JSON.stringify({ task_id: id, text: '' })}\r`, '[status:')).includes('Password:'),
+    )
     await repl.type(`:call bash_input ${JSON.stringify({ task_id: id, ask_user: 'Password for the test' })}\r`, 'an empty line declines: ')
     expect(repl.all()).toContain(`task ${id} needs your reply: Password for the test`)
     const result = await repl.type(`${SECRET}\r`, '[the user typed a reply; it was sent to the terminal and is not shown]')
@@ -111,6 +117,12 @@ describe('dsh-bash repl with piped stdin: :type reads a line plainly and never p
     try {
       proc.stdin.write(`:call bash ${PASSWORD_TASK}\n`)
       await waitFor('the task id', () => /bash-1/.test(out))
+      await waitFor('the password prompt', async () => {
+        const from = out.length
+        proc.stdin.write(':output bash-1\n')
+        await waitFor('a read', () => out.slice(from).includes('[status:'))
+        return out.slice(from).includes('Password:')
+      })
       proc.stdin.write(`:type bash-1\n${SECRET}\n`)
       await waitFor('the reply to be sent', () => out.includes('sent your reply to bash-1'))
       await waitFor('the task to end', async () => {
