@@ -25,7 +25,7 @@ function toolFlags(
 
 export const MAIN_HELP = `Usage: dsh-bash <command> [flags]
 
-The bash tools (bash, bash_output, bash_kill) for models and people.
+The bash tools (bash, bash_output, bash_kill, bash_input) for models and people.
 
 Commands:
   mcp     serve the tools to MCP clients (stdio, or Streamable HTTP with --http HOST:PORT)
@@ -42,7 +42,7 @@ Exit codes: 0 ok, 1 runtime failure, 2 usage error.`
 
 export const MCP_HELP = `Usage: dsh-bash mcp [flags]
 
-Serves the bash tools (bash, bash_output, bash_kill) to MCP clients.
+Serves the bash tools (bash, bash_output, bash_kill, bash_input) to MCP clients.
 Without --http it speaks MCP over stdio (one session); stdout carries the protocol.
 
 Flags:

@@ -18,7 +18,7 @@ export function sessionModes(defaultMode: string | undefined, order: readonly st
  * search show a model only this and the tool names.
  */
 export function mcpInstructions(promptSection: string): string {
-  return `These tools run shell commands on the user's machine: bash runs one, bash_output reads what a background task printed since the last read, bash_kill stops a task. ${promptSection}`
+  return `These tools run shell commands on the user's machine: bash runs one, bash_output reads what a background task printed since the last read, bash_kill stops a task, bash_input types into an interactive task. ${promptSection}`
 }
 
 /**

@@ -93,7 +93,7 @@ describe('dsh-bash mcp --http (real server process)', () => {
     it('each gets the three tools and the contract texts', async () => {
       for (const client of [a, b]) {
         const { tools } = await client.client.listTools()
-        expect(tools.map((tool) => tool.name)).toEqual(['bash', 'bash_output', 'bash_kill'])
+        expect(tools.map((tool) => tool.name)).toEqual(['bash', 'bash_output', 'bash_kill', 'bash_input'])
       }
       expect(await bash(a.client, 'echo hello')).toEqual({ texts: ['hello\n'], isError: false })
       expect(await bash(b.client, 'echo failing; exit 3')).toEqual({ texts: ['failing\n[exit code: 3]'], isError: false })

@@ -57,7 +57,7 @@ describe('dsh-bash mcp over stdio (real server process, SDK client)', () => {
 
   it('tools/list gives exactly the three tools with their JSON schemas', async () => {
     const { tools } = await server.client.listTools()
-    expect(tools.map((tool) => tool.name)).toEqual(['bash', 'bash_output', 'bash_kill'])
+    expect(tools.map((tool) => tool.name)).toEqual(['bash', 'bash_output', 'bash_kill', 'bash_input'])
     expect(tools[0]).toMatchObject({ description: bashDescription({ yieldAfterMs: 50_000 }), inputSchema: schema(bashParameters) })
     expect(tools[1]).toMatchObject({ description: BASH_OUTPUT_DESCRIPTION, inputSchema: schema(taskParameters) })
     expect(tools[2]).toMatchObject({ description: BASH_KILL_DESCRIPTION, inputSchema: schema(taskParameters) })

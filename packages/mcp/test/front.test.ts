@@ -78,7 +78,7 @@ describe('the stdio front', () => {
       cleanups.push(() => ctx.bash?.shutdown())
       await io.wait(() => io.messages.some((m) => m.id === 2))
       const listed = io.messages.find((m) => m.id === 2) as { result: { tools: { name: string }[] } }
-      expect(listed.result.tools.map((t) => t.name)).toEqual(['bash', 'bash_output', 'bash_kill'])
+      expect(listed.result.tools.map((t) => t.name)).toEqual(['bash', 'bash_output', 'bash_kill', 'bash_input'])
       // One answer to initialize: the SDK's own was dropped, and it said the same.
       expect(io.messages.filter((m) => m.id === 1)).toHaveLength(1)
       expect(logs.filter((m) => m.includes('differed'))).toEqual([])
