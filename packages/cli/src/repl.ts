@@ -219,29 +219,24 @@ class Repl {
     if (request.sessionId !== this.agent.session.header.id) return { outcome: 'unavailable' }
     this.out.write(`task ${request.taskId} needs your reply: ${request.prompt}\n`)
     this.out.write('type it (not shown, never given to the model); an empty line declines: ')
-    const line = await Promise.race([
-      this.readSecret(),
-      new Promise<'aborted'>((resolve) => request.signal?.addEventListener('abort', () => resolve('aborted'), { once: true })),
-    ])
+    const line = await this.readSecret(request.signal)
     this.out.write('\n')
-    if (line === null || line === 'aborted') return { outcome: 'cancelled' }
+    if (line === null) return { outcome: 'cancelled' }
     if (line === '') return { outcome: 'declined' }
     return { outcome: 'typed', text: line }
   }
 
-  /** One hidden line; Ctrl-C (through `abort`) gives null. */
-  private async readSecret(): Promise<string | null> {
+  /** One hidden line; Ctrl-C (through `abort`) or an abort of `signal` gives null. */
+  private async readSecret(signal?: AbortSignal): Promise<string | null> {
     const controller = this.controller ?? new AbortController()
+    const stop = signal ? AbortSignal.any([signal, controller.signal]) : controller.signal
     const own = this.controller === undefined
     if (own) {
       this.controller = controller
       this.busy = true
     }
     try {
-      return await Promise.race([
-        readHiddenLine(this.reader, this.rl, this.lineOutput),
-        new Promise<null>((resolve) => controller.signal.addEventListener('abort', () => resolve(null), { once: true })),
-      ])
+      return await readHiddenLine(this.reader, this.rl, this.lineOutput, stop)
     } finally {
       if (own) {
         this.controller = undefined

@@ -40,17 +40,20 @@ export class MutableOutput extends Writable {
 /**
  * Reads one line that is never shown: readline's echo is muted for the read, and the line is kept
  * out of readline's history (arrow-up would otherwise bring it back on screen). On a non-TTY input
- * the line is read plainly; nothing echoes it there either. `null`: the input ended.
+ * the line is read plainly; nothing echoes it there either. `null`: the input ended, or `signal`
+ * aborted (the read is withdrawn and the echo is back at once).
  */
-export async function readHiddenLine(reader: LineReader, rl: Interface, output: MutableOutput): Promise<string | null> {
+export async function readHiddenLine(reader: LineReader, rl: Interface, output: MutableOutput, signal?: AbortSignal): Promise<string | null> {
   const lineEditor = rl as unknown as { historySize?: number; history?: string[] }
   const historySize = lineEditor.historySize
   output.muted = true
   if (historySize !== undefined) lineEditor.historySize = 0
   try {
-    return await reader.next()
+    return await reader.next(signal)
   } finally {
     output.muted = false
+    // What was typed before an abort must not stay in the line editor (a redraw would show it).
+    if (signal?.aborted) (rl as unknown as { line: string }).line = ''
     if (historySize !== undefined) lineEditor.historySize = historySize
   }
 }

@@ -72,6 +72,11 @@ describe('dsh-bash repl on a terminal: replies typed without echo', () => {
     await repl.type(`:call bash ${PASSWORD_TASK}\r`, /bash-1/)
     // As a person does: wait for the prompt (typed ahead, the reply would be echoed: read -s turns the echo off only when it starts).
     await waitFor('the password prompt', async () => (await repl!.type(':output bash-1\r', '[status:')).includes('Password:'))
+    // Ctrl-C while typing cancels: nothing is sent, the echo is back, the next line is a command again.
+    await repl.type(':type bash-1\r', 'reply for bash-1 (not shown): ')
+    await repl.type('abc\x03', 'nothing was sent to bash-1')
+    await repl.type(':tasks\r', /bash-1 +running/)
+    expect(repl.all()).toMatch(/dsh-bash> (\x1b\[\d+G)?:tasks[\s\S]*bash-1 +running/)
     await repl.type(':type bash-1\r', 'reply for bash-1 (not shown): ')
     await repl.type(`${SECRET}\r`, 'sent your reply to bash-1')
     const read = await waitFor('the task to end', async () => {
