@@ -108,4 +108,17 @@ export class CleanedUpCommand implements LaunchedCommand {
   lostReason(): string | undefined {
     return this.inner.lostReason?.()
   }
+  // An interactive launch's terminal, passed through unchanged.
+  get terminal(): boolean {
+    return this.inner.terminal === true
+  }
+
+  write(data: Uint8Array): Promise<void> {
+    if (!this.inner.write) return Promise.reject(new Error('this command has no terminal'))
+    return this.inner.write(data)
+  }
+
+  resize(cols: number, rows: number): void {
+    this.inner.resize?.(cols, rows)
+  }
 }

@@ -37,6 +37,14 @@ export interface BwrapPlan {
   workdirReal: string
   /** Host directories the private /tmp would hide that the command must see, read-only (the spill directory). */
   readOnlyExtras: string[]
+  /**
+   * True for an interactive command (its own pseudo-terminal as fds 0-2 and controlling terminal):
+   * no `--new-session`, so that the terminal stays the command's controlling terminal and Ctrl-C,
+   * Ctrl-Z, Ctrl-\ reach it as signals. What `--new-session` guards against (TIOCSTI: pushing
+   * input into the controlling terminal, CVE-2017-5226) is refused by the seccomp filter instead,
+   * as Flatpak does, and that terminal is the command's own: nothing outside the sandbox reads it.
+   */
+  terminal?: boolean
 }
 
 export { isWithin }
@@ -74,7 +82,7 @@ export function bwrapArgs(plan: BwrapPlan): string[] {
   }
   // The namespaces (see the README, "Namespaces"): pid, ipc, uts and cgroup always, net when the
   // network is off; no user namespace.
-  args.push('--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try', '--new-session', '--cap-drop', 'ALL')
+  args.push('--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try', ...(plan.terminal ? [] : ['--new-session']), '--cap-drop', 'ALL')
   if (!plan.network) args.push('--unshare-net')
   args.push('--seccomp', String(SECCOMP_FD))
   args.push('--json-status-fd', String(STATUS_FD), '--chdir', plan.workdir)

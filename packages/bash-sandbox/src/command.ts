@@ -80,6 +80,20 @@ export class SandboxedCommand implements LaunchedCommand {
     return this.stderrCopy ?? this.inner.stderr
   }
 
+  // An interactive launch's terminal, passed through unchanged.
+  get terminal(): boolean {
+    return this.inner.terminal === true
+  }
+
+  write(data: Uint8Array): Promise<void> {
+    if (!this.inner.write) return Promise.reject(new Error('this command has no terminal'))
+    return this.inner.write(data)
+  }
+
+  resize(cols: number, rows: number): void {
+    this.inner.resize?.(cols, rows)
+  }
+
   /**
    * bwrap exits with the command's code, or 128+N when the command died from signal N: that is
    * reported as the signal (as the local executor would). bwrap writes the `exit-code` status only

@@ -1,7 +1,7 @@
 import { closeSync, existsSync, fstatSync, constants as fsConstants, mkdirSync, openSync, readlinkSync, realpathSync, rmdirSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
-import type { TransformInput, TransformResult } from '@deepseek-ai/dsh-bash-local'
-import { bwrapArgs, FIRST_PROTECTION_FD, openStatusFile, probeBwrap, removeFile } from './bwrap.js'
+import type { CommandLine, TransformInput, TransformResult } from '@deepseek-ai/dsh-bash-local'
+import { bwrapArgs, FIRST_PROTECTION_FD, lookupExecutable, openStatusFile, probeBwrap, removeFile } from './bwrap.js'
 import { SandboxedCommand } from './command.js'
 import { checkRequestedMode, type SandboxExecutorConfig, type SandboxModeName } from './config.js'
 import { findGitMetadata, type GitProtection, gitMounts } from './git.js'
@@ -29,6 +29,13 @@ export class BwrapSandbox {
   unavailableReason: string | undefined
   private seccompPath?: string
   private readonly guards = new GuardRegistry()
+  /** GNU env, for interactive commands (see `terminalLine`); looked up at the first one. */
+  private envPath?: string | null
+
+  private env(): string | undefined {
+    if (this.envPath === undefined) this.envPath = lookupExecutable('env') ?? null
+    return this.envPath ?? undefined
+  }
 
   constructor(private readonly settings: SandboxSettings) {}
 
@@ -116,10 +123,13 @@ export class BwrapSandbox {
         // The owner's directory (its full outputs, long scripts) lives under /tmp by default: keep it
         // readable. Only this owner's: other sessions' spill files stay under the private /tmp.
         readOnlyExtras: [realpathSync(ownerDir)],
+        ...(spec.interactive ? { terminal: true } : {}),
       })
       return {
         kind: 'launch',
-        line: { file: bwrapPath!, args: [...args, '--', line.file, ...line.args], joinsThroughBashEnv: false, monitor: true, extraFds: fds },
+        line: spec.interactive
+          ? terminalLine(this.env(), bwrapPath!, args, line, fds)
+          : { file: bwrapPath!, args: [...args, '--', line.file, ...line.args], joinsThroughBashEnv: false, monitor: true, extraFds: fds },
         cleanup,
         adapt: (launched) => new SandboxedCommand(launched, mode, statusPath),
       }
@@ -254,4 +264,24 @@ function createDirectories(path: string, root: string): string[] | undefined {
     throw error
   }
   return created
+}
+
+/**
+ * The command line of an interactive command: bwrap keeps the terminal as the command's
+ * controlling terminal (no `--new-session`, see `BwrapPlan.terminal`), so the terminal's signals
+ * (Ctrl-C, Ctrl-\\, Ctrl-Z) go to the whole foreground group, bwrap's monitors included: they
+ * ignore them (`env --ignore-signal`, inherited by both bwrap processes, which forward nothing),
+ * and the command gets the default handling back (`env --default-signal`), so that a Ctrl-C reaches
+ * the program (python's KeyboardInterrupt) instead of ending the sandbox.
+ */
+function terminalLine(envPath: string | undefined, bwrapPath: string, args: string[], line: CommandLine, fds: number[]): CommandLine {
+  if (!envPath) throw new Error('interactive commands in the sandbox need the env program (GNU coreutils 8.31 or later), which was not found')
+  const signals = 'INT,QUIT,TSTP'
+  return {
+    file: envPath,
+    args: [`--ignore-signal=${signals}`, bwrapPath, ...args, '--', envPath, `--default-signal=${signals}`, line.file, ...line.args],
+    joinsThroughBashEnv: false,
+    monitor: true,
+    extraFds: fds,
+  }
 }

@@ -10,7 +10,13 @@
  * - with the network off, `socket(AF_UNIX, …)`: a private network namespace cuts TCP, UDP and
  *   abstract sockets, but a socket *file* on the read-only host file system (`/run/docker.sock`,
  *   D-Bus, an SSH agent) can still be connected to. `socketpair` stays allowed (it connects to
- *   nothing outside the command).
+ *   nothing outside the command);
+ * - the terminal ioctls `TIOCSTI` (push bytes into a terminal's input, as if typed) and
+ *   `TIOCLINUX` (the console's selection can be pasted the same way): the sandbox has no
+ *   controlling terminal already (`bwrap --new-session`), which the kernel requires for TIOCSTI
+ *   without CAP_SYS_ADMIN, but an interactive command's terminal is inherited as fds 0-2, and a
+ *   kernel with `dev.tty.legacy_tiocsti=1` (this one) allows it: refused here too, whatever the
+ *   kernel (the command word is compared on its low 32 bits, as the kernel reads it).
  *
  * and kills any process that makes a system call of another architecture (x32 system calls,
  * 32-bit programs): their numbers differ, so the filter could not check them.
@@ -20,6 +26,7 @@
 const NR_OFFSET = 0
 const ARCH_OFFSET = 4
 const ARG0_OFFSET = 16 // low 32 bits of args[0] (little-endian)
+const ARG1_OFFSET = 24 // low 32 bits of args[1]
 
 const BPF_LD_W_ABS = 0x20
 const BPF_JEQ_K = 0x15
@@ -31,6 +38,9 @@ const SECCOMP_RET_ERRNO = 0x00050000
 const SECCOMP_RET_ALLOW = 0x7fff0000
 const EPERM = 1
 const AF_UNIX = 1
+/** Terminal ioctls that inject input (asm-generic values, the same on x86_64 and arm64). */
+const TIOCSTI = 0x5412
+const TIOCLINUX = 0x541c
 /** x32 system calls on x86_64 carry this bit in their number. */
 const X32_SYSCALL_BIT = 0x40000000
 
@@ -40,14 +50,15 @@ interface ArchTable {
   keyring: number[]
   ioUring: number[]
   socket: number
+  ioctl: number
   /** True on x86_64, where x32 calls share the architecture value. */
   x32Bit: boolean
 }
 
 /** System call numbers of the architectures Node.js runs on here. */
 const ARCHES: Record<string, ArchTable> = {
-  x64: { audit: 0xc000003e, keyring: [248, 249, 250], ioUring: [425, 426, 427], socket: 41, x32Bit: true },
-  arm64: { audit: 0xc00000b7, keyring: [217, 218, 219], ioUring: [425, 426, 427], socket: 198, x32Bit: false },
+  x64: { audit: 0xc000003e, keyring: [248, 249, 250], ioUring: [425, 426, 427], socket: 41, ioctl: 16, x32Bit: true },
+  arm64: { audit: 0xc00000b7, keyring: [217, 218, 219], ioUring: [425, 426, 427], socket: 198, ioctl: 29, x32Bit: false },
 }
 
 export interface FilterOptions {
@@ -74,11 +85,16 @@ export function buildSeccompFilter(options: FilterOptions): Buffer {
   ]
   if (table.x32Bit) program.push({ code: BPF_JGE_K, k: X32_SYSCALL_BIT, jt: 'kill', jf: 'next' })
   for (const nr of [...table.keyring, ...table.ioUring]) program.push({ code: BPF_JEQ_K, k: nr, jt: 'deny', jf: 'next' })
+  program.push({ code: BPF_JEQ_K, k: table.ioctl, jt: 'ioctl', jf: 'next' })
   if (options.denyUnixSockets) {
     program.push({ code: BPF_JEQ_K, k: table.socket, jt: 'socket', jf: 'allow' })
   }
   program.push(
     { label: 'allow', code: BPF_RET_K, k: SECCOMP_RET_ALLOW },
+    { label: 'ioctl', code: BPF_LD_W_ABS, k: ARG1_OFFSET },
+    { code: BPF_JEQ_K, k: TIOCSTI, jt: 'deny', jf: 'next' },
+    { code: BPF_JEQ_K, k: TIOCLINUX, jt: 'deny', jf: 'allow-ioctl' },
+    { label: 'allow-ioctl', code: BPF_RET_K, k: SECCOMP_RET_ALLOW },
     { label: 'socket', code: BPF_LD_W_ABS, k: ARG0_OFFSET },
     { code: BPF_JEQ_K, k: AF_UNIX, jt: 'deny', jf: 'allow-socket' },
     { label: 'allow-socket', code: BPF_RET_K, k: SECCOMP_RET_ALLOW },

@@ -269,16 +269,19 @@ describe('buildSeccompFilter', () => {
       k: buffer.readUInt32LE(i * 8 + 4),
     }))
 
-  it('checks the architecture first, then refuses keyrings, io_uring and (network off) AF_UNIX sockets', () => {
+  it('checks the architecture first, then refuses keyrings, io_uring, the TIOCSTI and TIOCLINUX ioctls and (network off) AF_UNIX sockets', () => {
     const program = instructions(buildSeccompFilter({ denyUnixSockets: true, arch: 'x64' }))
     expect(program[0]).toEqual({ code: 0x20, jt: 0, jf: 0, k: 4 })
     expect(program[1]).toEqual({ code: 0x15, jt: 0, jf: program.length - 3, k: 0xc000003e })
     const compared = program.filter((ins) => ins.code === 0x15).map((ins) => ins.k)
-    expect(compared).toEqual([0xc000003e, 248, 249, 250, 425, 426, 427, 41, 1])
+    // ioctl (16), then its command word (args[1], low 32 bits: offset 24) against TIOCSTI and TIOCLINUX.
+    expect(compared).toEqual([0xc000003e, 248, 249, 250, 425, 426, 427, 16, 41, 0x5412, 0x541c, 1])
+    expect(program).toContainEqual({ code: 0x20, jt: 0, jf: 0, k: 24 })
     expect(program.at(-1)).toEqual({ code: 0x06, jt: 0, jf: 0, k: 0x80000000 })
     expect(program.at(-2)).toEqual({ code: 0x06, jt: 0, jf: 0, k: 0x00050001 })
     const withSockets = instructions(buildSeccompFilter({ denyUnixSockets: false, arch: 'x64' }))
     expect(withSockets.filter((ins) => ins.code === 0x15).map((ins) => ins.k)).not.toContain(41)
+    expect(withSockets.filter((ins) => ins.code === 0x15).map((ins) => ins.k)).toContain(0x5412)
   })
 
   it('has a table for arm64 and refuses an architecture it does not know', () => {

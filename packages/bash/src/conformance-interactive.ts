@@ -109,7 +109,8 @@ export function defineInteractiveConformance(context: InteractiveConformanceCont
       expect(t.task.interactive).toBe(true)
       await t.end()
       expect(t.task.status).toBe('completed')
-      expect(t.text).toMatch(/^\/dev\/(pts\/\d+|tty\w*)\n/)
+      // bwrap shows the terminal as /dev/console in its own /dev.
+      expect(t.text).toMatch(/^\/dev\/(pts\/\d+|tty\w*|console)\n/)
       expect(t.text).toContain('term=xterm-256color\n40 120\nall-ttys\n')
       const plain = bash.start(bash.resolve({ command: 'echo "term=$TERM"; [ -t 0 ] || echo no-tty', workdir }))
       expect(plain.interactive).toBe(false)
