@@ -136,7 +136,7 @@ describe('dsh-bash repl with piped stdin: :type reads a line plainly and never p
         await waitFor('a read', () => out.slice(from).includes('[status:'))
         return out.slice(from).includes('[status: completed')
       })
-      expect(out).toMatch(/^6$/m)
+      expect(out, `the REPL printed:\n${out}`).toMatch(/^6$/m)
       proc.stdin.end()
       await exited
       expect(out).not.toContain(SECRET)
