@@ -113,6 +113,8 @@ export const REPL_COMMANDS = `Input:
   &COMMAND           start COMMAND in the background (bash {command, run_in_background: true})
   :output ID         read new output of a background task (bash_output {task_id})
   :kill ID           stop a background task (bash_kill {task_id})
+  :type ID           type one line for an interactive task without echo (a password): it goes to
+                     the task's terminal with Enter and is never shown; Ctrl-C cancels
   :call TOOL {json}  call any tool with JSON arguments, e.g.
                      :call bash {"command":"make","description":"Build","timeoutMs":600000}
   :tasks             list the background tasks

@@ -2,12 +2,13 @@ import { randomBytes } from 'node:crypto'
 import { createInterface } from 'node:readline'
 import type { Readable, Writable } from 'node:stream'
 import type { Agent } from '@deepseek-ai/dsh-agent'
-import type { ApprovalDecision, ApprovalRequest, ToolResult } from '@deepseek-ai/dsh-tools'
+import type { ApprovalDecision, ApprovalRequest, SecretInputAnswer, SecretInputRequest, ToolResult } from '@deepseek-ai/dsh-tools'
 import type { ReplOptions } from './args.js'
 import { askApproval } from './approval.js'
 import { type App, attach, composeApp } from './compose.js'
 import { REPL_COMMANDS } from './help.js'
 import { LineReader } from './lines.js'
+import { MutableOutput, readHiddenLine } from './secret.js'
 import { onStopSignals } from './signals.js'
 
 
@@ -23,9 +24,11 @@ interface Io {
 export async function runRepl(options: ReplOptions, io: Io = { input: process.stdin, output: process.stdout }): Promise<number> {
   const app = await composeApp(options)
   const tty = Boolean((io.input as { isTTY?: boolean }).isTTY && (io.output as { isTTY?: boolean }).isTTY)
-  const rl = createInterface({ input: io.input, output: io.output, terminal: tty, prompt: 'dsh-bash> ' })
+  // readline writes (its echo included) through a switch, so a secret can be typed unseen.
+  const lineOutput = new MutableOutput(io.output)
+  const rl = createInterface({ input: io.input, output: lineOutput, terminal: tty, prompt: 'dsh-bash> ' })
   const reader = new LineReader(rl)
-  const repl = new Repl(app, rl, reader, io.output, tty)
+  const repl = new Repl(app, rl, reader, io.output, tty, lineOutput)
   try {
     await repl.start(options.workdir ?? process.cwd())
   } catch (error) {
@@ -79,6 +82,7 @@ class Repl {
     private readonly reader: LineReader,
     private readonly out: Writable,
     private readonly tty: boolean,
+    private readonly lineOutput: MutableOutput,
   ) {}
 
   /** Creates the session's agent and the approval service (a y/n prompt); a failure shuts the app down. */
@@ -90,6 +94,7 @@ class Repl {
         agent.takeInjected()
       })
       ctx.set('approval', { request: (request: ApprovalRequest) => this.approve(request) })
+      ctx.set('secretInput', { ask: (request: SecretInputRequest) => this.askSecret(request) })
       return agent
     })
   }
@@ -148,6 +153,10 @@ class Repl {
         if (!arg) return this.say(`${name} needs a task id, e.g. ${name} bash-1`), true
         await this.call(name === ':output' ? 'bash_output' : 'bash_kill', { task_id: arg })
         return true
+      case ':type':
+        if (!arg) return this.say(':type needs a task id, e.g. :type bash-1'), true
+        await this.typeReply(arg)
+        return true
       default:
         this.say(`unknown REPL command ${name}; :help lists them`)
         return true
@@ -178,6 +187,62 @@ class Repl {
         return `${task.id}  ${status}  ${task.command.split('\n')[0]}`
       })
       .join('\n')
+  }
+
+  /**
+   * `:type ID`: one line read without echo goes to the task's terminal with Enter. The reply is
+   * never printed, never stored, never part of a tool result. Ctrl-C while typing cancels.
+   */
+  private async typeReply(id: string): Promise<void> {
+    const bash = this.app.ctx.get('bash')
+    if (!bash) return this.say('no executor is loaded')
+    const owner = bash.ownerOf(id)
+    if (bash.get(id) && owner !== undefined && owner !== this.agent.session.header.id) return this.say(`task ${id} belongs to another session`)
+    const task = bash.get(id)
+    if (!task) return this.say(`unknown bash task ${JSON.stringify(id)}`)
+    if (!task.interactive) return this.say(`task ${id} does not take input; start it with interactive: true`)
+    this.out.write(`reply for ${id} (not shown): `)
+    const line = await this.readSecret()
+    this.out.write('\n')
+    if (line === null) return this.say(`nothing was sent to ${id}`)
+    try {
+      await bash.write(id, `${line}\n`)
+      this.say(`sent your reply to ${id} (not shown); :output ${id} reads what it printed`)
+    } catch (error) {
+      // The executor's message names the task and its status, never the data.
+      this.say(`nothing was sent: ${error instanceof Error ? error.message : String(error)}`)
+    }
+  }
+
+  /** The secretInput service: the model's `bash_input {ask_user}` reaches the person here. */
+  private async askSecret(request: SecretInputRequest): Promise<SecretInputAnswer> {
+    if (request.sessionId !== this.agent.session.header.id) return { outcome: 'unavailable' }
+    this.out.write(`task ${request.taskId} needs your reply: ${request.prompt}\n`)
+    this.out.write('type it (not shown, never given to the model); an empty line declines: ')
+    const line = await this.readSecret(request.signal)
+    this.out.write('\n')
+    if (line === null) return { outcome: 'cancelled' }
+    if (line === '') return { outcome: 'declined' }
+    return { outcome: 'typed', text: line }
+  }
+
+  /** One hidden line; Ctrl-C (through `abort`) or an abort of `signal` gives null. */
+  private async readSecret(signal?: AbortSignal): Promise<string | null> {
+    const controller = this.controller ?? new AbortController()
+    const stop = signal ? AbortSignal.any([signal, controller.signal]) : controller.signal
+    const own = this.controller === undefined
+    if (own) {
+      this.controller = controller
+      this.busy = true
+    }
+    try {
+      return await readHiddenLine(this.reader, this.rl, this.lineOutput, stop)
+    } finally {
+      if (own) {
+        this.controller = undefined
+        this.busy = false
+      }
+    }
   }
 
   private approve(request: ApprovalRequest): Promise<ApprovalDecision> {

@@ -2,7 +2,8 @@ import { isAbsolute, resolve } from 'node:path'
 import type { Context } from 'cordis'
 import type {} from '@deepseek-ai/dsh-agent'
 import type {} from '@deepseek-ai/dsh-bash'
-import type { ApprovalDecision, ApprovalRequest, ApprovalService } from '@deepseek-ai/dsh-tools'
+import type { ApprovalDecision, ApprovalRequest, ApprovalService, SecretInputAnswer, SecretInputRequest, SecretInputService } from '@deepseek-ai/dsh-tools'
+import { DEFAULT_SECRET_INPUT, type SecretInputOptions } from './secret-elicit.js'
 import { DEFAULT_SERVER_INFO } from './front.js'
 import { McpSession, type SessionOptions } from './session.js'
 import { mcpErrors } from './errors.js'
@@ -32,6 +33,14 @@ export interface McpHostOptions {
   sessionSandboxModes?: readonly string[] | ((ctx: Context) => readonly string[])
   /** Register the routing approval service as `ctx.approval`. Default true. */
   approval?: boolean
+  /**
+   * Register the routing `ctx.secretInput` service (`bash_input {ask_user}`): a URL-mode elicitation
+   * of a one-time page on its own HTTP server where the person types the reply. `false`: not
+   * registered (the tool answers that no front end can ask). Default `{host: '127.0.0.1',
+   * timeoutMs: 300000}`: the page is reachable only from this machine; set `host` (e.g. `0.0.0.0`)
+   * only where the person's browser runs elsewhere and the network is trusted (the page is plain HTTP).
+   */
+  secretInput?: boolean | Partial<SecretInputOptions>
   /** Where diagnostics go. Default: stderr. */
   log?: (message: string) => void
   /**
@@ -80,6 +89,13 @@ export class McpHost {
       ...(options.instructions ? { instructions: options.instructions } : {}),
     }
     this._approval = options.approval !== false
+    if (options.secretInput !== false) {
+      const chosen = typeof options.secretInput === 'object' ? options.secretInput : {}
+      const page = { ...DEFAULT_SECRET_INPUT, ...Object.fromEntries(Object.entries(chosen).filter(([, v]) => v !== undefined)) }
+      if (typeof page.host !== 'string' || page.host === '') throw new Error(`secretInput.host must be a non-empty string, got ${JSON.stringify(page.host)}`)
+      if (!(Number.isFinite(page.timeoutMs) && page.timeoutMs > 0)) throw new Error(`secretInput.timeoutMs must be a positive number, got ${JSON.stringify(page.timeoutMs)}`)
+      this._options.secretInput = page
+    }
     this._modesOf = typeof options.sessionSandboxModes === 'function' ? options.sessionSandboxModes : undefined
     this._context = new Promise<Context>((resolve) => (this._bindContext = resolve))
     if (ctx) this.bind(ctx)
@@ -100,6 +116,10 @@ export class McpHost {
     if (this._approval) {
       const service: ApprovalService = { request: (request) => this.approve(request) }
       ctx.set('approval', service)
+    }
+    if (this._options.secretInput) {
+      const service: SecretInputService = { ask: (request) => this.askSecret(request) }
+      ctx.set('secretInput', service)
     }
     this._bindContext(ctx)
   }
@@ -123,6 +143,13 @@ export class McpHost {
     const session = owner === undefined ? undefined : [...this._sessions].find((s) => s.token === owner)
     if (!session) return 'unavailable'
     return session.approve(request)
+  }
+
+  /** Routes a secret-input question to the session that owns the task; no such session → `unavailable`. */
+  async askSecret(request: SecretInputRequest): Promise<SecretInputAnswer> {
+    const session = [...this._sessions].find((s) => s.token === request.sessionId)
+    if (!session) return { outcome: 'unavailable' }
+    return session.askSecret(request)
   }
 
   /** Closes every session (their tasks are killed). Idempotent. */

@@ -14,3 +14,5 @@ export {
   type StdioFrontOptions,
 } from './front.js'
 export { MCP_ERROR } from './errors.js'
+export { openSecretPage, type SecretPage, type SecretPageOptions } from './secret-page.js'
+export { secretElicitationMessage, DEFAULT_SECRET_INPUT, type SecretInputOptions } from './secret-elicit.js'

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url'
 import { isDirectory } from '@deepseek-ai/dsh-bash'
 import type { Context } from 'cordis'
 import type { Agent } from '@deepseek-ai/dsh-agent'
-import type { ApprovalDecision, ApprovalRequest, ToolContent } from '@deepseek-ai/dsh-tools'
+import type { ApprovalDecision, ApprovalRequest, SecretInputAnswer, SecretInputRequest, ToolContent } from '@deepseek-ai/dsh-tools'
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js'
 import {
@@ -18,6 +18,7 @@ import {
 import { approvalMessage, approvalSchema, decisionOf } from './elicit.js'
 import { SERVER_CAPABILITIES } from './front.js'
 import { mcpErrors } from './errors.js'
+import { askThroughUrlElicitation, type SecretInputOptions } from './secret-elicit.js'
 
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>
 
@@ -43,6 +44,8 @@ export interface SessionOptions {
   log(message: string): void
   /** The `instructions` of the initialize result (what a model reads before it loads the tools). */
   instructions?: string
+  /** The one-time reply page of `bash_input {ask_user}` (see `McpHostOptions.secretInput`). */
+  secretInput?: SecretInputOptions
 }
 
 /**
@@ -174,6 +177,15 @@ export class McpSession {
       this.options.log(`${this.label}: elicitation failed: ${error instanceof Error ? error.message : String(error)}`)
       return 'unavailable'
     }
+  }
+
+  /** The secretInput service of this session: a URL elicitation of a one-time page, when the client supports it. */
+  async askSecret(request: SecretInputRequest): Promise<SecretInputAnswer> {
+    if (this._closed || !this.options.secretInput) return { outcome: 'unavailable' }
+    const extra = this._calls.get(request.callId)
+    return askThroughUrlElicitation(this.server, request, { requestId: extra?.requestId, signal: extra?.signal }, this.options.secretInput, (m) =>
+      this.options.log(`${this.label}: ${m}`),
+    )
   }
 
   /** Creates the agent on first use; its cwd comes from the options, the client's first root, or the fallback. */

@@ -14,4 +14,15 @@ export {
 export { type ResultBudget, checkBudget, tailWithin, lineCount, fits } from './budget.js'
 export { presentBashCall, presentBashResult, presentTaskCall, presentTaskResult, readRunStatus, type RunStatus } from './present.js'
 export { TOOL_BASH_ERROR } from './errors.js'
+export {
+  askUserShape,
+  checkInputChoice,
+  sendUserReply,
+  secretInputErrors,
+  SECRET_INPUT_ERROR,
+  TYPED_TEXT,
+  ASK_USER_SENTENCE,
+  HIDDEN_REPLY,
+  MIN_HIDDEN_REPLY,
+} from './secret-input.js'
 export { readAfterInput, QUIET_MS } from './input.js'

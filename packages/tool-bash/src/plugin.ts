@@ -30,6 +30,7 @@ import {
   taskParameters,
 } from './schema.js'
 import { toolBashErrors } from './errors.js'
+import { ASK_USER_SENTENCE, sendUserReply, TYPED_TEXT } from './secret-input.js'
 
 /** The source every completion notice carries. */
 export const NOTICE_SOURCE = Object.freeze({ kind: 'plugin', plugin: 'tool-bash' } as const)
@@ -155,7 +156,7 @@ export const ToolBash = {
 
     ctx.tools.register({
       name: 'bash_input',
-      description: BASH_INPUT_DESCRIPTION,
+      description: `${BASH_INPUT_DESCRIPTION}${ASK_USER_SENTENCE}`,
       parameters: inputParameters,
       presentCall: presentTaskCall('bash_input'),
       presentResult: presentTaskResult('bash_input'),
@@ -164,8 +165,14 @@ export const ToolBash = {
         checkInputArgs(args)
         assertAccess(ctx, args.task_id, call)
         const bash = ctx.bash
+        if (args.ask_user !== undefined) {
+          // A person types the reply (secret-input.ts); the model reads only that it was typed.
+          const hide = await sendUserReply(ctx, call, args.task_id, args.ask_user)
+          const read = await readAfterInput(bash, args.task_id, args.wait_ms ?? DEFAULT_INPUT_WAIT_MS, call.signal)
+          return `${TYPED_TEXT}\n${renderRead({ ...read, delta: hide(read.delta) }, { escalationHint: escalationPossible(ctx), budget })}`
+        }
         // Not interactive, or finished: the executor's coded errors, before any wait.
-        await bash.write(args.task_id, args.text)
+        await bash.write(args.task_id, args.text ?? '')
         const read = await readAfterInput(bash, args.task_id, args.wait_ms ?? DEFAULT_INPUT_WAIT_MS, call.signal)
         return renderRead(read, { escalationHint: escalationPossible(ctx), budget })
       },

@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { toolBashErrors } from './errors.js'
+import { askUserShape, checkInputChoice } from './secret-input.js'
 
 /** Sandbox modes a call may ask to be widened to, narrowest first. */
 export const ESCALATION_MODES = ['workspace-write', 'danger-full-access'] as const
@@ -43,11 +44,12 @@ export const MAX_INPUT_WAIT_MS = 30_000
 
 export const inputParameters = z.object({
   task_id: z.string().describe('The id of a background task started with interactive: true, e.g. "bash-1".'),
-  text: z.string().describe('What to type. "\\n" is Enter, "\\u0003" Ctrl-C, "\\u0004" Ctrl-D, "\\u001b[A" arrow up. May be empty (just wait and read).'),
+  text: z.string().optional().describe('What to type. "\\n" is Enter, "\\u0003" Ctrl-C, "\\u0004" Ctrl-D, "\\u001b[A" arrow up. May be empty (just wait and read).'),
   wait_ms: z
     .number()
     .optional()
     .describe(`Longest wait for the program's answer in ms (default ${DEFAULT_INPUT_WAIT_MS}, at most ${MAX_INPUT_WAIT_MS}); the call returns earlier once it has been quiet for a moment or has ended.`),
+  ...askUserShape,
 })
 
 export type InputArgs = z.output<typeof inputParameters>
@@ -70,7 +72,8 @@ export function checkBashArgs(args: BashArgs): void {
 
 export function checkInputArgs(args: InputArgs): void {
   checkTaskArgs(args)
-  if (Buffer.byteLength(args.text) > MAX_INPUT_BYTES) {
+  checkInputChoice(args)
+  if (args.text !== undefined && Buffer.byteLength(args.text) > MAX_INPUT_BYTES) {
     throw toolBashErrors.invalidArguments(`invalid text: ${Buffer.byteLength(args.text)} bytes is more than the ${MAX_INPUT_BYTES} bytes one call may type`)
   }
   const wait = args.wait_ms

@@ -3,3 +3,4 @@ export { ToolRegistry, textResult, errorResult, messageOf, UNKNOWN_ERROR, type H
 export { snapshotArguments } from './snapshot.js'
 export { formatIssues } from './validate.js'
 export { codedError, codeOf, hasCode, TOOL_ERROR, CALLER_ERROR, type CodedError } from './errors.js'
+export type { SecretInputService, SecretInputRequest, SecretInputAnswer } from './secret-input.js'

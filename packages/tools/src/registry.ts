@@ -19,11 +19,14 @@ import type {
   ToolSchema,
 } from './types.js'
 import { formatIssues } from './validate.js'
+import type { SecretInputService } from './secret-input.js'
 
 declare module 'cordis' {
   interface Context {
     tools: ToolRegistry
     approval?: ApprovalService
+    /** A person types a reply that goes to a task's terminal unseen by the model (see secret-input.ts). */
+    secretInput?: SecretInputService
   }
 }
 

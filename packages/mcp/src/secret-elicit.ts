@@ -1,0 +1,75 @@
+import { randomUUID } from 'node:crypto'
+import type { SecretInputAnswer, SecretInputRequest } from '@deepseek-ai/dsh-tools'
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
+import type { RequestId } from '@modelcontextprotocol/sdk/types.js'
+import { openSecretPage } from './secret-page.js'
+
+/** Settings of the secret-input page (see `McpHostOptions.secretInput`). */
+export interface SecretInputOptions {
+  /** Address the one-time page listens on. Default `127.0.0.1`. */
+  host: string
+  /** How long the page waits for the person after the client accepted (ms). Default 300000 (5 min). */
+  timeoutMs: number
+}
+
+export const DEFAULT_SECRET_INPUT: SecretInputOptions = { host: '127.0.0.1', timeoutMs: 300_000 }
+
+/** The message of the URL elicitation: what the task asks, and that the reply bypasses the client. */
+export function secretElicitationMessage(request: Pick<SecretInputRequest, 'taskId' | 'prompt'>): string {
+  return `Task ${request.taskId} is waiting for your reply: ${request.prompt}\nOpen the page to type it. It goes straight to the task's terminal; neither this client nor the model sees it.`
+}
+
+/**
+ * A person's reply through a URL-mode elicitation (MCP 2025-11-25: secrets MUST NOT be asked for
+ * through form mode): a one-time page is opened, its URL elicited; `decline`/`cancel` end it,
+ * `accept` (the person agreed to open it) waits for the page's answer, then the client is told the
+ * elicitation is complete. A client without URL elicitation: `unavailable` (never a form).
+ */
+export async function askThroughUrlElicitation(
+  server: Server,
+  request: SecretInputRequest,
+  related: { requestId?: RequestId; signal?: AbortSignal },
+  options: SecretInputOptions,
+  log: (message: string) => void,
+): Promise<SecretInputAnswer> {
+  if (!server.getClientCapabilities()?.elicitation?.url) return { outcome: 'unavailable' }
+  const signal = request.signal ?? related.signal
+  if (signal?.aborted) return { outcome: 'cancelled' }
+  let page
+  try {
+    page = await openSecretPage({ prompt: request.prompt, taskId: request.taskId, host: options.host })
+  } catch (error) {
+    log(`secret input: could not open the page: ${error instanceof Error ? error.message : String(error)}`)
+    return { outcome: 'unavailable' }
+  }
+  const elicitationId = randomUUID()
+  try {
+    const result = await server.elicitInput(
+      { mode: 'url', message: secretElicitationMessage(request), url: page.url, elicitationId },
+      { relatedRequestId: related.requestId, signal },
+    )
+    if (result.action === 'decline') return { outcome: 'declined' }
+    if (result.action !== 'accept') return { outcome: 'cancelled' }
+    let timer: NodeJS.Timeout | undefined
+    const answer = await Promise.race([
+      page.answer,
+      new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), options.timeoutMs))),
+      new Promise<'aborted'>((resolve) => {
+        if (signal?.aborted) resolve('aborted')
+        signal?.addEventListener('abort', () => resolve('aborted'), { once: true })
+      }),
+    ]).finally(() => clearTimeout(timer))
+    if (answer === 'timeout' || answer === 'aborted') return { outcome: 'cancelled' }
+    // The page is done: the client may close whatever it showed for it.
+    await server
+      .createElicitationCompletionNotifier(elicitationId, { relatedRequestId: related.requestId })()
+      .catch(() => {})
+    return answer
+  } catch (error) {
+    if (signal?.aborted) return { outcome: 'cancelled' }
+    log(`secret input: the URL elicitation failed: ${error instanceof Error ? error.message : String(error)}`)
+    return { outcome: 'unavailable' }
+  } finally {
+    page.close()
+  }
+}

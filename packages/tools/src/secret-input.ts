@@ -1,0 +1,42 @@
+/**
+ * The optional `secretInput` service (`ctx.secretInput`): a person types a reply for a program's
+ * prompt (a password, a passphrase) that goes straight to the task's terminal, so the model never
+ * sees it. Front ends provide it (the REPL reads a line without echo; the MCP server opens a
+ * one-time page through a URL-mode elicitation). Register it with `ctx.set('secretInput', service)`.
+ *
+ * The reply is a secret: a service never logs it, never puts it in an error message, and drops its
+ * reference to it once it has returned it.
+ */
+export interface SecretInputService {
+  ask(request: SecretInputRequest): Promise<SecretInputAnswer>
+}
+
+/** What a tool asks a person for. */
+export interface SecretInputRequest {
+  /** Caller-chosen id of the tool call that asks (front ends relate their question to it). */
+  callId: string
+  /**
+   * The session whose task waits for the reply (the owner token of the task). Front ends route the
+   * question to the person of that session; never shown to anyone.
+   */
+  sessionId: string
+  /** The background task the reply goes to, e.g. `bash-3`. */
+  taskId: string
+  /** What the model says the reply is for (e.g. `Password for sudo`); shown to the person as it is. */
+  prompt: string
+  /** Cancels the question (the tool call was aborted); the service then answers `cancelled`. */
+  signal?: AbortSignal
+}
+
+/**
+ * The answer:
+ * - `typed`: the person typed `text` (without the Enter; may be empty). Never logged, never shown.
+ * - `declined`: the person refused to answer.
+ * - `cancelled`: the question was withdrawn (the call aborted, the input ended, the person dismissed it).
+ * - `unavailable`: this front end cannot ask anyone (no terminal, a client without URL elicitation).
+ */
+export type SecretInputAnswer =
+  | { outcome: 'typed'; text: string }
+  | { outcome: 'declined' }
+  | { outcome: 'cancelled' }
+  | { outcome: 'unavailable' }
