@@ -3,15 +3,15 @@ import { PassThrough } from 'node:stream'
 import type { BashExecSpec } from '@deepseek-ai/dsh-bash'
 import { type ExitFacts, type LaunchedCommand, NON_INTERACTIVE_ENV } from '@deepseek-ai/dsh-bash-kit'
 import { containerErrors } from './errors.js'
-import type { CommandSink, ContainerSession } from './session.js'
+import type { AgentSession, CommandSink } from './agent-session.js'
 
 const SIGNAL_NAMES = new Map<number, string>(Object.entries(constants.signals).map(([name, number]) => [number, name]))
 
 /**
- * Starts one command through the session's agent. Resolves once the agent reports the command's
+ * Starts one command through the session's agent (any backend). Resolves once the agent reports the command's
  * pid; rejects for infrastructure failures (workdir missing, container gone).
  */
-export async function launchInContainer(session: ContainerSession, spec: BashExecSpec, marker: string): Promise<LaunchedCommand> {
+export async function launchThroughAgent(session: AgentSession, spec: BashExecSpec, marker: string): Promise<LaunchedCommand> {
   if (spec.command.includes('\0')) throw new Error(containerErrors.nulInCommand())
   if (spec.workdir.includes('\0')) throw new Error(containerErrors.nulInWorkdir())
   const env: Record<string, string> = { ...NON_INTERACTIVE_ENV, ...(spec.env ?? {}) }
@@ -19,7 +19,7 @@ export async function launchInContainer(session: ContainerSession, spec: BashExe
   const pairs = Object.entries(env).map(([k, v]) => `${k}=${v}`)
   const hasStdin = spec.stdin !== undefined
   const payload = [spec.workdir, marker, hasStdin ? 'pipe' : 'none', String(pairs.length), ...pairs, spec.command].join('\0')
-  const command = new ContainerCommand(session, session.nextId(), spec.workdir)
+  const command = new AgentCommand(session, session.nextId(), spec.workdir)
   session.attach(command.id, command)
   session.send('run', command.id, Buffer.from(payload))
   if (hasStdin) {
@@ -37,7 +37,7 @@ export async function launchInContainer(session: ContainerSession, spec: BashExe
   return command
 }
 
-class ContainerCommand implements LaunchedCommand, CommandSink {
+class AgentCommand implements LaunchedCommand, CommandSink {
   readonly stdout = new PassThrough()
   readonly stderr = new PassThrough()
   readonly exited: Promise<ExitFacts>
@@ -54,7 +54,7 @@ class ContainerCommand implements LaunchedCommand, CommandSink {
   private readonly waiters = new Map<string, Array<(payload: string | undefined) => void>>()
 
   constructor(
-    private readonly session: ContainerSession,
+    private readonly session: AgentSession,
     readonly id: string,
     private readonly workdir: string,
   ) {
