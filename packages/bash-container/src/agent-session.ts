@@ -99,6 +99,15 @@ export abstract class AgentSession {
     return this.sinks.size
   }
 
+  /**
+   * The second channel for kills, when the backend has one (Kubernetes: a second exec): KILL to a
+   * command's process group and marked processes without the agent. Used when the agent has not
+   * confirmed a kill `killFallbackMs` after the grace. Never rejects.
+   */
+  killFallback?(marker: string, pid: number | undefined): Promise<void>
+  /** See `killFallback`; ms past the grace. */
+  killFallbackMs = 5_000
+
   /** Called when the session's last command is released (the executor starts its idle timer). */
   onIdle?: () => void
   /** Called when a command starts. */

@@ -19,7 +19,7 @@ export async function launchThroughAgent(session: AgentSession, spec: BashExecSp
   const pairs = Object.entries(env).map(([k, v]) => `${k}=${v}`)
   const hasStdin = spec.stdin !== undefined
   const payload = [spec.workdir, marker, hasStdin ? 'pipe' : 'none', String(pairs.length), ...pairs, spec.command].join('\0')
-  const command = new AgentCommand(session, session.nextId(), spec.workdir)
+  const command = new AgentCommand(session, session.nextId(), spec.workdir, marker)
   session.attach(command.id, command)
   session.send('run', command.id, Buffer.from(payload))
   if (hasStdin) {
@@ -51,12 +51,14 @@ class AgentCommand implements LaunchedCommand, CommandSink {
   private termination?: Promise<void>
   private leftoversAtExit?: number
   private emptied?: Promise<void>
+  private pid?: number
   private readonly waiters = new Map<string, Array<(payload: string | undefined) => void>>()
 
   constructor(
     private readonly session: AgentSession,
     readonly id: string,
     private readonly workdir: string,
+    private readonly marker: string,
   ) {
     this.exited = new Promise((resolve) => (this.resolveExited = resolve))
     this.started = new Promise((resolve, reject) => {
@@ -71,6 +73,7 @@ class AgentCommand implements LaunchedCommand, CommandSink {
   onFrame(op: string, payload: Buffer): void {
     switch (op) {
       case 'ok':
+        this.pid = Number.parseInt(payload.toString('latin1'), 10) || undefined
         this.startSettled = true
         this.resolveStarted()
         return
@@ -161,8 +164,23 @@ class AgentCommand implements LaunchedCommand, CommandSink {
   }
 
   terminate(graceMs: number): Promise<void> {
-    this.termination ??= this.control('term', 'termed', String(graceMs)).then(() => undefined)
+    this.termination ??= this.terminateWithFallback(graceMs)
     return this.termination
+  }
+
+  /**
+   * TERM then KILL through the agent; where the backend has a second channel and the agent has not
+   * confirmed in time (stuck on a transport nobody reads), KILL through that channel instead.
+   */
+  private async terminateWithFallback(graceMs: number): Promise<void> {
+    const viaAgent = this.control('term', 'termed', String(graceMs)).then(() => true)
+    const fallback = this.session.killFallback
+    if (!fallback) return void (await viaAgent)
+    let timer: NodeJS.Timeout | undefined
+    const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), graceMs + this.session.killFallbackMs)))
+    const confirmed = await Promise.race([viaAgent, late])
+    clearTimeout(timer)
+    if (!confirmed && !this.lost) await fallback.call(this.session, this.marker, this.pid)
   }
 
   whenEmpty(): Promise<void> {
