@@ -2,6 +2,7 @@ import { defineBashExecutorConformance, loadExecutorPlugin } from '@deepseek-ai/
 import { afterAll, describe, expect, vi } from 'vitest'
 import { KubernetesExecutor } from '../src/index.js'
 import { type FakeApiServer, FAKE_LABEL, startFakeApiServer } from './fake-apiserver.js'
+import { countInPods, REAL, REAL_IMAGE, REAL_NAMESPACE } from './real-cluster.js'
 import { containersWithLabel, ENGINE_URL, processesWith, TEST_IMAGE, unavailableReason } from './docker.js'
 
 const skip = unavailableReason()
@@ -27,5 +28,17 @@ describe.skipIf(skip !== undefined)('kubernetes executor against the fake API se
     countProcesses: async (marker) => processesWith(marker).length,
     workdir: '/workspace',
     graceMs: 300,
+  })
+})
+
+// Opt-in: the same suite against a real cluster (see real-cluster.ts for the variables).
+if (REAL && !REAL_IMAGE) console.warn('[dsh-bash-kubernetes] DSH_KUBERNETES_TEST=real needs DSH_KUBERNETES_TEST_IMAGE: the real-cluster suite is skipped')
+describe.skipIf(!REAL || !REAL_IMAGE)('kubernetes executor against a real cluster (KUBECONFIG)', () => {
+  defineBashExecutorConformance('kubernetes executor (real cluster)', {
+    create: (config) => loadExecutorPlugin(KubernetesExecutor, { image: REAL_IMAGE, ...(REAL_NAMESPACE ? { namespace: REAL_NAMESPACE } : {}), ...config }),
+    countProcesses: countInPods,
+    workdir: '/workspace',
+    graceMs: 300,
+    // Spill files are on this machine either way.
   })
 })
