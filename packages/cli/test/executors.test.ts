@@ -217,3 +217,35 @@ describe('--executor container end to end (real engine)', async () => {
     expect(ours(server.pid)).toEqual([])
   })
 })
+
+describe('--executor kubernetes end to end (fake API server, pods backed by a real engine)', async () => {
+  const docker = await import('../../bash-container/test/docker.js')
+  const built = existsSync(join(ROOT, 'packages/bash-kubernetes/dist/index.js'))
+  const reason = built ? docker.unavailableReason() : 'packages/bash-kubernetes is not built'
+  if (reason) console.warn(`skipping the kubernetes end-to-end test: ${reason}`)
+
+  it.skipIf(reason !== undefined)('serves the tools from a pod of the session (real @kubernetes/client-node); the pod is deleted at the stop', async () => {
+    const { startFakeApiServer } = await import('../../bash-kubernetes/test/fake-apiserver.js')
+    const fake = await startFakeApiServer({ engineUrl: docker.ENGINE_URL })
+    const dir = realpathSync(mkdtempSync(join(tmpdir(), 'dsh-e2e-k8s-')))
+    try {
+      const server = await startStdio(['--executor', 'kubernetes', '--image', docker.TEST_IMAGE, '--namespace', 'evals', '--workdir', dir, '--executor-config', JSON.stringify({ kubeconfig: fake.kubeconfigPath })])
+      try {
+        expect(await bash(server.client, 'pwd; echo failing >&2; exit 3')).toEqual({ texts: ['/workspace\n[stderr]\nfailing\n[exit code: 3]'], isError: false })
+        expect(await bash(server.client, 'sleep 100 & echo started')).toEqual({
+          texts: ['started\n[stopped 1 leftover process(es); use run_in_background for servers and watchers]'],
+          isError: false,
+        })
+        expect([...fake.pods.keys()]).toHaveLength(1)
+        expect([...fake.pods.keys()][0]).toMatch(/^evals\/dsh-bash-/)
+      } finally {
+        await server.close()
+      }
+      // A clean stop deletes the session's pod.
+      await waitFor("the pod deleted", () => fake.pods.size === 0, 20_000)
+    } finally {
+      await fake.close()
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+})
