@@ -63,6 +63,14 @@ export abstract class BashExecutor {
   /** Stops a task: true if this call stopped it, false if it had already finished. */
   abstract kill(id: string): Promise<boolean>
 
+  /**
+   * Optional hook: the owner is gone (its MCP session closed, its agent ended), so the executor may
+   * free what it holds for it — a session's container or pod, a pinned host. Called after the
+   * owner's running tasks were killed; it kills any it still finds. Finished tasks stay readable.
+   * Resolves once released; should not reject. Executors without per-owner state omit it.
+   */
+  releaseOwner?(owner: string): Promise<void>
+
   /** The default sandbox mode; undefined for executors that do not confine. */
   get sandboxMode(): SandboxMode | undefined {
     return undefined

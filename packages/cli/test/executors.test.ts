@@ -248,4 +248,29 @@ describe('--executor kubernetes end to end (fake API server, pods backed by a re
       rmSync(dir, { recursive: true, force: true })
     }
   })
+
+  it.skipIf(reason !== undefined)('over HTTP, a closed MCP session takes its pod with it while the server runs on (the releaseOwner hook)', async () => {
+    const { startFakeApiServer } = await import('../../bash-kubernetes/test/fake-apiserver.js')
+    const fake = await startFakeApiServer({ engineUrl: docker.ENGINE_URL })
+    const server = await startHttp(['--executor', 'kubernetes', '--image', docker.TEST_IMAGE, '--executor-config', JSON.stringify({ kubeconfig: fake.kubeconfigPath })])
+    try {
+      const a = await connectHttp(server.url, server.token)
+      const b = await connectHttp(server.url, server.token)
+      expect((await bash(a.client, 'echo a')).texts).toEqual(['a\n'])
+      expect((await bash(b.client, 'echo b')).texts).toEqual(['b\n'])
+      const pods = () => [...fake.pods.keys()].sort()
+      const before = pods()
+      expect(before).toHaveLength(2)
+      // The client ends its session (DELETE /mcp): its pod is deleted, the other session's stays.
+      await a.transport.terminateSession()
+      await a.close()
+      await waitFor('the closed session\'s pod deleted', () => pods().length === 1, 20_000)
+      expect(before).toContain(pods()[0])
+      expect((await bash(b.client, 'echo still')).texts).toEqual(['still\n'])
+      await b.close()
+    } finally {
+      await server.stop()
+      await fake.close()
+    }
+  })
 })
