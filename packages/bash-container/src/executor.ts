@@ -4,7 +4,9 @@ import { resolve as resolvePath } from 'node:path'
 import type { Context } from 'cordis'
 import type { AgentSession } from './agent-session.js'
 import { type ContainerExecutorConfig, type ContainerExecutorConfigInput, parseContainerConfig } from './config.js'
-import { EngineClient, engineUrlFromEnv } from './engine.js'
+import { homedir } from 'node:os'
+import { join } from 'node:path'
+import { EngineClient, engineTlsFromEnv, engineUrlFromEnv, loadEngineTls } from './engine.js'
 import { AgentSessionExecutor } from './session-executor.js'
 import { type ContainerSpec, ContainerSession } from './session.js'
 import { LABEL_EXECUTOR, LABEL_SERVER, serverIdentity, sweepDeadServers } from './sweep.js'
@@ -35,7 +37,8 @@ export class ContainerExecutor extends AgentSessionExecutor<ContainerSession> {
   constructor(ctx: Context, config: ContainerExecutorConfigInput) {
     const parsed = parseContainerConfig(config)
     const engineUrl = parsed.engine ?? engineUrlFromEnv()
-    const engine = new EngineClient(engineUrl)
+    const tls = parsed.tls ? loadEngineTls(parsed.tls.certPath ?? join(homedir(), '.docker'), parsed.tls.verify) : engineTlsFromEnv()
+    const engine = new EngineClient(engineUrl, tls)
     const workspace = resolvePath(parsed.workspace ?? parsed.cwd ?? process.cwd())
     let stat
     try {
