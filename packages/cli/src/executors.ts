@@ -78,7 +78,13 @@ export const EXECUTOR_KINDS = {
     workdir: 'host',
     flags: {
       image: { type: 'string', help: IMAGE_HELP('container', 'the image of the session containers (required; never pulled)') },
-      engine: { type: 'string', help: ['  --engine URL            container: unix:///path or tcp://host:port (default $DOCKER_HOST, else unix:///var/run/docker.sock)'] },
+      engine: {
+        type: 'string',
+        help: [
+          '  --engine URL            container: unix:///path, tcp://host:port or https://host:port (default $DOCKER_HOST, else',
+          '                          unix:///var/run/docker.sock; TLS per DOCKER_TLS_VERIFY and DOCKER_CERT_PATH)',
+        ],
+      },
     },
     apply(values, config) {
       const image = nonEmpty('image', values.image)
