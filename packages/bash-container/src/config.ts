@@ -18,6 +18,11 @@ export const containerConfigSchema = z
      */
     tls: z.object({ certPath: z.string().optional(), verify: z.boolean().default(true) }).strict().optional(),
     /**
+     * Extra `ssh` arguments for an `ssh://` engine (`["-i", "/path/key", "-o", "UserKnownHostsFile=/path"]`);
+     * otherwise ssh's own configuration applies (~/.ssh/config, agent, known_hosts). Never a prompt.
+     */
+    sshArgs: z.array(z.string()).default([]),
+    /**
      * The host directory bind-mounted at `mountPath` in every container; default the executor's
      * `cwd`, else `process.cwd()` at load. Host paths under it are mapped to the mount (see README).
      */

@@ -7,6 +7,7 @@
  * Why not dockerode: it brings 56 packages (with a native build through ssh2/cpu-features) for
  * these eight endpoints; a call through this client costs the same (the engine's own work dominates).
  */
+import { type ChildProcess, spawn } from 'node:child_process'
 import { existsSync, readFileSync } from 'node:fs'
 import http from 'node:http'
 import https from 'node:https'
@@ -20,6 +21,8 @@ import { engineErrors } from './errors.js'
 export type EngineAddress =
   | { kind: 'unix'; socketPath: string; url: string }
   | { kind: 'tcp'; host: string; port: number; url: string; /** `https://`: TLS whatever the environment says. */ tls?: true }
+  /** `ssh://[user@]host[:port]`: every connection is `ssh … docker system dial-stdio` (Docker's own way). */
+  | { kind: 'ssh'; host: string; user?: string; port?: number; url: string }
 
 /**
  * TLS settings of a `tcp://` engine (Docker's `--tlsverify` conventions). `ca`, `cert` and `key`
@@ -39,7 +42,8 @@ export const DEFAULT_ENGINE_URL = 'unix:///var/run/docker.sock'
 /**
  * Parses an engine URL with `DOCKER_HOST` conventions: `unix:///path/to/socket`, `tcp://host:port`
  * (plain HTTP, or TLS with `tls`/the environment; `http://` is a synonym), `https://host:port`
- * (always TLS). `ssh://` and the rest are refused with an error saying they are not supported yet.
+ * (always TLS), `ssh://[user@]host[:port]` (through `ssh … docker system dial-stdio`). `npipe://` and
+ * `fd://` are refused with an error saying they are not supported.
  */
 export function parseEngineUrl(url: string): EngineAddress {
   if (typeof url !== 'string' || url.trim() === '') throw new Error(engineErrors.badUrl(String(url)))
@@ -57,7 +61,14 @@ export function parseEngineUrl(url: string): EngineAddress {
     const host = match[2].startsWith('[') ? match[2].slice(1, -1) : match[2]
     return secure ? { kind: 'tcp', host, port, url, tls: true } : { kind: 'tcp', host, port, url }
   }
-  if (/^(ssh|npipe|fd):\/\//.test(url)) throw new Error(engineErrors.unsupportedUrl(url))
+  const ssh = /^ssh:\/\/(?:([^@/\s:]+)@)?(\[[0-9a-fA-F:.]+\]|[^:/@[\]\s]+)(?::(\d{1,5}))?\/?$/.exec(url)
+  if (ssh) {
+    const port = ssh[3] === undefined ? undefined : Number(ssh[3])
+    if (port !== undefined && (port < 1 || port > 65535)) throw new Error(engineErrors.badUrl(url))
+    const host = ssh[2].startsWith('[') ? ssh[2].slice(1, -1) : ssh[2]
+    return { kind: 'ssh', host, url, ...(ssh[1] ? { user: ssh[1] } : {}), ...(port !== undefined ? { port } : {}) }
+  }
+  if (/^(npipe|fd):\/\//.test(url)) throw new Error(engineErrors.unsupportedUrl(url))
   throw new Error(engineErrors.badUrl(url))
 }
 
@@ -135,14 +146,56 @@ export class EngineClient {
    * @param tls for `tcp://`: TLS settings (see `engineTlsFromEnv`); ignored for `unix://`. An
    *   `https://` URL without them uses TLS checking the server against the system's CAs.
    */
-  constructor(url: string, tls?: EngineTls) {
+  constructor(url: string, tls?: EngineTls, options: { sshArgs?: readonly string[] } = {}) {
     this.address = parseEngineUrl(url)
     if (this.address.kind === 'tcp' && (tls || this.address.tls)) this.tls = tls ?? { verify: true }
     this.transport = this.tls ? https : http
+    this.sshArgs = options.sshArgs ?? []
     // Keep-alive: the JSON calls of one session reuse connections (create, start, exec, inspect).
-    this.agent = this.tls
-      ? new https.Agent({ keepAlive: true, maxSockets: 16, ...this.tlsOptions() })
-      : new http.Agent({ keepAlive: true, maxSockets: 16 })
+    if (this.tls) this.agent = new https.Agent({ keepAlive: true, maxSockets: 16, ...this.tlsOptions() })
+    else if (this.address.kind === 'ssh') {
+      const agent = new http.Agent({ keepAlive: true, maxSockets: 16 })
+      // Each pooled connection is one ssh process (as the Docker CLI does).
+      ;(agent as unknown as { createConnection: () => Duplex }).createConnection = () => this.sshConnection()
+      this.agent = agent
+    } else this.agent = new http.Agent({ keepAlive: true, maxSockets: 16 })
+  }
+
+  /** Extra `ssh` arguments (`-i KEY`, `-o UserKnownHostsFile=…`) for `ssh://` engines. */
+  private readonly sshArgs: readonly string[]
+  private readonly sshChildren = new Set<ChildProcess>()
+
+  /**
+   * A connection to an `ssh://` engine: `ssh [-l user] [-p port] ARGS -- host docker system
+   * dial-stdio`, its stdin/stdout as the socket. Host keys are checked by ssh as configured
+   * (BatchMode: never a prompt). Closing the connection ends the ssh process.
+   */
+  private sshConnection(): Duplex {
+    const a = this.address as Extract<EngineAddress, { kind: 'ssh' }>
+    const args = ['-o', 'BatchMode=yes', ...(a.user ? ['-l', a.user] : []), ...(a.port ? ['-p', String(a.port)] : []), ...this.sshArgs, '--', a.host, 'docker', 'system', 'dial-stdio']
+    const child = spawn('ssh', args, { stdio: ['pipe', 'pipe', 'pipe'] })
+    this.sshChildren.add(child)
+    let stderr = ''
+    child.stderr!.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString('utf8')).slice(-2000)))
+    // The readable side ends only once ssh is gone: a failure (host key, auth) then errors the
+    // connection with ssh's own words instead of a bare "socket hang up".
+    const readable = new PassThrough()
+    child.stdout!.pipe(readable, { end: false })
+    const socket = Duplex.from({ readable, writable: child.stdin! }) as Duplex & Record<string, unknown>
+    // What node:http and the keep-alive agent call on a net.Socket; meaningless over a pipe.
+    for (const name of ['setNoDelay', 'setKeepAlive', 'setTimeout', 'ref', 'unref']) socket[name] = () => socket
+    child.stdin!.on('error', () => {})
+    child.on('error', (error) => socket.destroy(error))
+    child.on('close', (code) => {
+      this.sshChildren.delete(child)
+      const why = stderr.replace(/\r/g, '').trim().split('\n').filter(Boolean).slice(-1)[0] ?? ''
+      if (code !== 0 && code !== null && !socket.destroyed) socket.destroy(new Error(engineErrors.ssh(code, why)))
+      else readable.end()
+    })
+    socket.on('close', () => {
+      if (child.exitCode === null) child.kill()
+    })
+    return socket
   }
 
   private tlsOptions(): https.AgentOptions {
@@ -206,8 +259,9 @@ export class EngineClient {
       const req = this.transport.request({
         ...this.target(),
         ...(this.tls ? this.tlsOptions() : {}),
-        // A connection of its own: it is never returned to a pool.
-        agent: false,
+        // A connection of its own: it is never returned to a pool (over ssh: a process of its own;
+        // node:http uses createConnection only when no agent is given at all).
+        ...(this.address.kind === 'ssh' ? { createConnection: () => this.sshConnection() as unknown as Socket, agent: undefined } : { agent: false }),
         method: 'POST',
         path,
         headers: { 'content-type': 'application/json', 'content-length': payload.length, connection: 'Upgrade', upgrade: 'tcp' },
@@ -231,12 +285,14 @@ export class EngineClient {
     })
   }
 
-  /** Closes idle keep-alive connections. */
+  /** Closes idle keep-alive connections (and ends their ssh processes). */
   close(): void {
     this.agent.destroy()
+    for (const child of this.sshChildren) if (child.exitCode === null) child.kill()
   }
 
   private target(): http.RequestOptions {
+    if (this.address.kind === 'ssh') return { host: 'docker' }
     return this.address.kind === 'unix' ? { socketPath: this.address.socketPath } : { host: this.address.host, port: this.address.port }
   }
 

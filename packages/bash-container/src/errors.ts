@@ -1,8 +1,9 @@
 /** The stable messages of this package, in one place. */
 export const engineErrors = {
-  badUrl: (url: string) => `invalid engine URL ${JSON.stringify(url)}: expected unix:///path/to/socket, tcp://host:port or https://host:port`,
+  badUrl: (url: string) => `invalid engine URL ${JSON.stringify(url)}: expected unix:///path/to/socket, tcp://host:port, https://host:port or ssh://[user@]host[:port]`,
   unsupportedUrl: (url: string) =>
-    `engine URL ${JSON.stringify(url)} is not supported yet: use unix:///path/to/socket, tcp://host:port (TLS by DOCKER_TLS_VERIFY/DOCKER_CERT_PATH or the tls setting) or https://host:port (ssh:// is not implemented)`,
+    `engine URL ${JSON.stringify(url)} is not supported: use unix:///path/to/socket, tcp://host:port (TLS by DOCKER_TLS_VERIFY/DOCKER_CERT_PATH or the tls setting), https://host:port or ssh://[user@]host[:port]`,
+  ssh: (code: number | null, why: string) => `ssh to the engine exited with ${code ?? 'a signal'}${why ? `: ${why}` : ''}`,
   tlsFile: (path: string, why: string) => `cannot read the engine TLS file ${path}: ${why}`,
   unreachable: (url: string, why: string) => `cannot reach the container engine at ${url}: ${why}`,
   timeout: (url: string, call: string) => `the container engine at ${url} did not answer ${call} in time`,

@@ -38,7 +38,7 @@ export class ContainerExecutor extends AgentSessionExecutor<ContainerSession> {
     const parsed = parseContainerConfig(config)
     const engineUrl = parsed.engine ?? engineUrlFromEnv()
     const tls = parsed.tls ? loadEngineTls(parsed.tls.certPath ?? join(homedir(), '.docker'), parsed.tls.verify) : engineTlsFromEnv()
-    const engine = new EngineClient(engineUrl, tls)
+    const engine = new EngineClient(engineUrl, tls, { sshArgs: parsed.sshArgs })
     const workspace = resolvePath(parsed.workspace ?? parsed.cwd ?? process.cwd())
     let stat
     try {

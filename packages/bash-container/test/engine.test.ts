@@ -15,11 +15,13 @@ describe('engine URLs (DOCKER_HOST conventions)', () => {
   })
 
   it('refuses what it cannot do, naming it', () => {
-    expect(() => parseEngineUrl('ssh://me@host')).toThrow(
-      'engine URL "ssh://me@host" is not supported yet: use unix:///path/to/socket, tcp://host:port (TLS by DOCKER_TLS_VERIFY/DOCKER_CERT_PATH or the tls setting) or https://host:port (ssh:// is not implemented)',
+    expect(() => parseEngineUrl('npipe:////./pipe/docker_engine')).toThrow(
+      'engine URL "npipe:////./pipe/docker_engine" is not supported: use unix:///path/to/socket, tcp://host:port (TLS by DOCKER_TLS_VERIFY/DOCKER_CERT_PATH or the tls setting), https://host:port or ssh://[user@]host[:port]',
     )
-    expect(() => parseEngineUrl('npipe:////./pipe/docker_engine')).toThrow(/is not supported yet/)
-    expect(() => parseEngineUrl('unix://relative.sock')).toThrow('invalid engine URL "unix://relative.sock": expected unix:///path/to/socket, tcp://host:port or https://host:port')
+    expect(() => parseEngineUrl('fd://')).toThrow(/is not supported/)
+    expect(() => parseEngineUrl('unix://relative.sock')).toThrow(
+      'invalid engine URL "unix://relative.sock": expected unix:///path/to/socket, tcp://host:port, https://host:port or ssh://[user@]host[:port]',
+    )
     expect(() => parseEngineUrl('tcp://host:99999')).toThrow(/invalid engine URL/)
     expect(() => parseEngineUrl('')).toThrow(/invalid engine URL/)
     expect(() => parseEngineUrl('docker.sock')).toThrow(/invalid engine URL/)

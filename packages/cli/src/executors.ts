@@ -82,7 +82,7 @@ export const EXECUTOR_KINDS = {
         type: 'string',
         help: [
           '  --engine URL            container: unix:///path, tcp://host:port or https://host:port (default $DOCKER_HOST, else',
-          '                          unix:///var/run/docker.sock; TLS per DOCKER_TLS_VERIFY and DOCKER_CERT_PATH)',
+          '                          unix:///var/run/docker.sock; TLS per DOCKER_TLS_VERIFY and DOCKER_CERT_PATH) or ssh://[user@]host[:port]',
         ],
       },
     },
