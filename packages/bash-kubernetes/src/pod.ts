@@ -17,16 +17,27 @@ export const POD_MAIN_SCRIPT = '$SIG{CHLD} = "IGNORE"; $SIG{TERM} = sub { exit 0
 
 /** What the executor puts into every session pod (from its config). */
 export interface PodSettings {
+  /** The pod's name (DNS-1123); never taken from the template. */
   name: string
+  /** The pod's namespace. */
   namespace: string
+  /** Overrides the session container's image; undefined: the template's (one is required). */
   image?: string
+  /** The template container the agent runs in; undefined: the first (or a new `bash`). */
   container?: string
+  /** `spec.serviceAccountName`; undefined: the template's. */
   serviceAccount?: string
+  /** Resource limits merged over the template container's (Kubernetes quantities). */
   limits: Record<string, string>
+  /** Resource requests; undefined: the limits. */
   requests?: Record<string, string>
+  /** Variables added to the container (they replace template entries of the same name). */
   env: Record<string, string>
+  /** Labels added to the pod; the executor's `dsh-bash.executor` always wins. */
   labels: Record<string, string>
+  /** Annotations added to the pod (the server identity). */
   annotations: Record<string, string>
+  /** The pod's workdir; an emptyDir goes there unless the template mounts something at it. */
   mountPath: string
 }
 

@@ -5,18 +5,25 @@ import { kubernetesErrors } from './errors.js'
 
 /** What a session needs to reach its pod. */
 export interface PodAccess {
+  /** The loaded kubeconfig (cluster, credentials): the exec WebSockets are opened with it. */
   kubeConfig: KubeConfig
+  /** The core API client made from it (pods create/get/delete). */
   api: CoreV1Api
+  /** The namespace of the session pods. */
   namespace: string
 }
 
 /** What one session pod is started with (the executor computes it). */
 export interface PodSessionSpec {
+  /** The pod to create (see buildPod): named, labelled, its container's command set. */
   pod: V1Pod
   /** The container of the pod the agent runs in. */
   container: string
+  /** The shell the agent runs commands in. */
   shell: string
+  /** Name fragments of variables the agent drops from every command's environment. */
   secretPatterns: readonly string[]
+  /** Create + running + agent hello, at most (ms). */
   startTimeoutMs: number
   /** Extra wait, past the grace, before a kill goes through a second exec. */
   killFallbackMs: number
