@@ -152,7 +152,8 @@ describe.skipIf(skip !== undefined)('kubernetes executor: pods (fake API server 
     try {
       const marker = `${process.pid}${Date.now() % 100000}`
       const task = bash.start(bash.resolve({ command: `sleep 1000.${marker} & sleep 1001.${marker}`, owner: 'k' }))
-      await vi.waitFor(() => expect(processesWith(`1001.${marker}`).length).toBe(1), { timeout: 20_000 })
+      // The shell may or may not have exec'd into its last command: one or two processes carry 1001.
+      await vi.waitFor(() => expect(processesWith(`1001.${marker}`).length).toBeGreaterThanOrEqual(1), { timeout: 20_000 })
       // Freeze the agent (its processes are visible from the host): it cannot answer the kill.
       const agent = processesWith("use strict; use warnings; no warnings 'exec'").filter((pid) => sameContainer(pid, processesWith(`1001.${marker}`)[0]))
       expect(agent.length).toBe(1)
