@@ -4,7 +4,7 @@
  *
  *   node bench/run.mjs [--quick] [--only NAME[,NAME…]] [--json PATH]
  *
- * NAME: overhead, big, kill, concurrency, notice, load, launcher, policy, container. Prints a table and writes JSON to
+ * NAME: overhead, big, kill, concurrency, notice, load, launcher, policy, container, kubernetes. Prints a table and writes JSON to
  * bench/results/latest.json (or PATH).
  */
 import { execFileSync, spawnSync } from 'node:child_process'
@@ -16,7 +16,7 @@ import { parseArgs } from 'node:util'
 import { fmtBytes, fmtMs, MiB, round } from './lib/stats.mjs'
 
 const here = dirname(fileURLToPath(import.meta.url))
-const BENCHES = ['overhead', 'big', 'kill', 'concurrency', 'notice', 'load', 'launcher', 'policy', 'container']
+const BENCHES = ['overhead', 'big', 'kill', 'concurrency', 'notice', 'load', 'launcher', 'policy', 'container', 'kubernetes']
 
 const { values } = parseArgs({
   options: {
@@ -185,6 +185,15 @@ if (b.container && !b.container.error) {
     row('container', 'one engine exec per call (what the agent saves)/bare', `${o.execPerCallVsBare} (${fmtMs(o.stats['exec-per-call'].median)})`)
     row('container', '100 MB of output: wall container/bare', `${c.big.wallRatio} (${c.big.mbPerSecond} MB/s)`)
     row('container', `kill of ${c.kill.processesPerTree} processes: median; survivors`, `${fmtMs(c.kill.median)}; ${c.kill.survivors}`, '0 survivors', c.kill.survivors === 0)
+  }
+}
+if (b.kubernetes && !b.kubernetes.error) {
+  const k = b.kubernetes
+  if (k.notMeasured) row('kubernetes', 'kubernetes executor (fake API server)', k.notMeasured)
+  else {
+    row('kubernetes', `first call (pod create + running + agent exec, fake API server), median (n=${k.firstCall.n})`, `${fmtMs(k.firstCall.median)} (×${k.firstCallVsBare} a bare spawn)`)
+    const o = k.overhead
+    row('kubernetes', '`true` after the first call: pod/bare, medians', `${o.ratio.ofMedians} (${fmtMs(o.stats.kubernetes.median)} vs ${fmtMs(o.stats.bare.median)}; paired median ${o.ratio.pairedMedian}, p90 ${o.ratio.pairedP90})`)
   }
 }
 for (const [name, r] of Object.entries(b)) if (r?.error) row(name, 'FAILED', r.error.split('\n')[0], '', false)

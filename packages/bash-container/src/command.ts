@@ -3,15 +3,15 @@ import { PassThrough } from 'node:stream'
 import { type BashExecSpec, TERMINAL_COLS, TERMINAL_ROWS, TERMINAL_TERM } from '@deepseek-ai/dsh-bash'
 import { type ExitFacts, type LaunchedCommand, NON_INTERACTIVE_ENV } from '@deepseek-ai/dsh-bash-kit'
 import { containerErrors } from './errors.js'
-import type { CommandSink, ContainerSession } from './session.js'
+import type { AgentSession, CommandSink } from './agent-session.js'
 
 const SIGNAL_NAMES = new Map<number, string>(Object.entries(constants.signals).map(([name, number]) => [number, name]))
 
 /**
- * Starts one command through the session's agent. Resolves once the agent reports the command's
+ * Starts one command through the session's agent (any backend). Resolves once the agent reports the command's
  * pid; rejects for infrastructure failures (workdir missing, container gone).
  */
-export async function launchInContainer(session: ContainerSession, spec: BashExecSpec, marker: string): Promise<LaunchedCommand> {
+export async function launchThroughAgent(session: AgentSession, spec: BashExecSpec, marker: string): Promise<LaunchedCommand> {
   if (spec.command.includes('\0')) throw containerErrors.nulInCommand()
   if (spec.workdir.includes('\0')) throw containerErrors.nulInWorkdir()
   const terminal = spec.interactive === true
@@ -23,7 +23,7 @@ export async function launchInContainer(session: ContainerSession, spec: BashExe
   const hasStdin = !terminal && spec.stdin !== undefined
   const mode = terminal ? `pty,${TERMINAL_COLS},${TERMINAL_ROWS}` : hasStdin ? 'pipe' : 'none'
   const payload = [spec.workdir, marker, mode, String(pairs.length), ...pairs, spec.command].join('\0')
-  const command = new ContainerCommand(session, session.nextId(), spec.workdir, terminal)
+  const command = new AgentCommand(session, session.nextId(), spec.workdir, marker, terminal)
   session.attach(command.id, command)
   session.send('run', command.id, Buffer.from(payload))
   if (hasStdin) {
@@ -41,7 +41,7 @@ export async function launchInContainer(session: ContainerSession, spec: BashExe
   return command
 }
 
-class ContainerCommand implements LaunchedCommand, CommandSink {
+class AgentCommand implements LaunchedCommand, CommandSink {
   readonly stdout = new PassThrough()
   readonly stderr = new PassThrough()
   readonly exited: Promise<ExitFacts>
@@ -55,12 +55,14 @@ class ContainerCommand implements LaunchedCommand, CommandSink {
   private termination?: Promise<void>
   private leftoversAtExit?: number
   private emptied?: Promise<void>
+  private pid?: number
   private readonly waiters = new Map<string, Array<(payload: string | undefined) => void>>()
 
   constructor(
-    private readonly session: ContainerSession,
+    private readonly session: AgentSession,
     readonly id: string,
     private readonly workdir: string,
+    private readonly marker: string,
     /** Runs in a pseudo-terminal of the agent: stdout is the raw terminal stream, stderr stays empty. */
     readonly terminal: boolean,
   ) {
@@ -104,6 +106,7 @@ class ContainerCommand implements LaunchedCommand, CommandSink {
   onFrame(op: string, payload: Buffer): void {
     switch (op) {
       case 'ok':
+        this.pid = Number.parseInt(payload.toString('latin1'), 10) || undefined
         this.startSettled = true
         this.resolveStarted()
         return
@@ -195,8 +198,23 @@ class ContainerCommand implements LaunchedCommand, CommandSink {
   }
 
   terminate(graceMs: number): Promise<void> {
-    this.termination ??= this.control('term', 'termed', String(graceMs)).then(() => undefined)
+    this.termination ??= this.terminateWithFallback(graceMs)
     return this.termination
+  }
+
+  /**
+   * TERM then KILL through the agent; where the backend has a second channel and the agent has not
+   * confirmed in time (stuck on a transport nobody reads), KILL through that channel instead.
+   */
+  private async terminateWithFallback(graceMs: number): Promise<void> {
+    const viaAgent = this.control('term', 'termed', String(graceMs)).then(() => true)
+    const fallback = this.session.killFallback
+    if (!fallback) return void (await viaAgent)
+    let timer: NodeJS.Timeout | undefined
+    const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), graceMs + this.session.killFallbackMs)))
+    const confirmed = await Promise.race([viaAgent, late])
+    clearTimeout(timer)
+    if (!confirmed && !this.lost) await fallback.call(this.session, this.marker, this.pid)
   }
 
   whenEmpty(): Promise<void> {

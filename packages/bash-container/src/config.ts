@@ -10,8 +10,19 @@ export const containerConfigSchema = z
     ...executorConfigShape,
     /** The image every session container is created from. Never pulled: it must be on the engine. */
     image: z.string({ error: 'image must be a string' }).min(1, 'image must not be empty'),
-    /** The engine: `unix:///path` or `tcp://host:port`; default `DOCKER_HOST`, else `unix:///var/run/docker.sock`. */
+    /** The engine: `unix:///path`, `tcp://host:port` or `https://host:port`; default `DOCKER_HOST`, else `unix:///var/run/docker.sock`. */
     engine: z.string().optional(),
+    /**
+     * TLS for a `tcp://` engine: `certPath` holds `ca.pem`, `cert.pem`, `key.pem` (default
+     * `~/.docker`); `verify` checks the server's certificate (default true). Absent: the Docker
+     * CLI's environment decides (`DOCKER_TLS_VERIFY`, `DOCKER_CERT_PATH`, `DOCKER_TLS`).
+     */
+    tls: z.object({ certPath: z.string().optional(), verify: z.boolean().default(true) }).strict().optional(),
+    /**
+     * Extra `ssh` arguments for an `ssh://` engine (`["-i", "/path/key", "-o", "UserKnownHostsFile=/path"]`);
+     * otherwise ssh's own configuration applies (~/.ssh/config, agent, known_hosts). Never a prompt.
+     */
+    sshArgs: z.array(z.string()).default([]),
     /**
      * The host directory bind-mounted at `mountPath` in every container; default the executor's
      * `cwd`, else `process.cwd()` at load. Host paths under it are mapped to the mount (see README).

@@ -6,7 +6,7 @@ import { BASH_ERROR, codedError } from '@deepseek-ai/dsh-bash'
  * README gives it. Nothing classifies these errors by their text.
  */
 export const CONTAINER_ERROR = {
-  /** The engine URL (config or DOCKER_HOST) is malformed or not supported (TLS, ssh://). */
+  /** The engine URL (config or DOCKER_HOST) is malformed or not supported, or its TLS files cannot be read. */
   engineUrl: 'DSH_CONTAINER_ENGINE_URL',
   /** The engine cannot be reached (socket missing, connection refused). */
   engineUnreachable: 'DSH_CONTAINER_ENGINE_UNREACHABLE',
@@ -41,12 +41,14 @@ export function lostMessage(container: string): string {
 
 export const engineErrors = {
   badUrl: (url: string) =>
-    codedError(CONTAINER_ERROR.engineUrl, `invalid engine URL ${JSON.stringify(url)}: expected unix:///path/to/socket or tcp://host:port`),
+    codedError(CONTAINER_ERROR.engineUrl, `invalid engine URL ${JSON.stringify(url)}: expected unix:///path/to/socket, tcp://host:port, https://host:port or ssh://[user@]host[:port]`),
   unsupportedUrl: (url: string) =>
     codedError(
       CONTAINER_ERROR.engineUrl,
-      `engine URL ${JSON.stringify(url)} is not supported yet: use unix:///path/to/socket or tcp://host:port (TLS and ssh:// are not implemented)`,
+      `engine URL ${JSON.stringify(url)} is not supported: use unix:///path/to/socket, tcp://host:port (TLS by DOCKER_TLS_VERIFY/DOCKER_CERT_PATH or the tls setting), https://host:port or ssh://[user@]host[:port]`,
     ),
+  ssh: (code: number | null, why: string) => codedError(CONTAINER_ERROR.engineUnreachable, `ssh to the engine exited with ${code ?? 'a signal'}${why ? `: ${why}` : ''}`),
+  tlsFile: (path: string, why: string) => codedError(CONTAINER_ERROR.engineUrl, `cannot read the engine TLS file ${path}: ${why}`),
   unreachable: (url: string, why: string) => codedError(CONTAINER_ERROR.engineUnreachable, `cannot reach the container engine at ${url}: ${why}`),
   timeout: (url: string, call: string) => codedError(CONTAINER_ERROR.engineTimeout, `the container engine at ${url} did not answer ${call} in time`),
 }

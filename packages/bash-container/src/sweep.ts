@@ -23,6 +23,17 @@ export function serverIdentity(): string {
 }
 
 /**
+ * True when a `LABEL_SERVER` value names a dsh-bash server of this host that is no longer running
+ * (its pid is gone or now belongs to a process with another start time). Servers of other hosts
+ * are never dead by this test: they are not ours to judge.
+ */
+export function isDeadServer(label: string): boolean {
+  const [host, pid, start] = label.split('/')
+  if (host !== hostname() || pid === undefined) return false
+  return startTimeOf(Number(pid)) !== start
+}
+
+/**
  * Removes containers of this executor created by a dsh-bash server of this host that is no longer
  * running (the lifeline removes them within about a second; this covers an engine that was down
  * or a container whose removal failed). Containers of live servers and of other hosts are left alone.
@@ -33,10 +44,7 @@ export async function sweepDeadServers(engine: EngineClient): Promise<string[]> 
   const list = await engine.request<Array<{ Id: string; Labels?: Record<string, string> }>>('GET', `/containers/json?all=1&filters=${filters}`)
   const removed: string[] = []
   for (const container of list ?? []) {
-    const server = container.Labels?.[LABEL_SERVER] ?? ''
-    const [host, pid, start] = server.split('/')
-    if (host !== hostname()) continue
-    if (startTimeOf(Number(pid)) === start) continue
+    if (!isDeadServer(container.Labels?.[LABEL_SERVER] ?? '')) continue
     try {
       await engine.request('DELETE', `/containers/${container.Id}?force=1&v=1`)
       removed.push(container.Id)

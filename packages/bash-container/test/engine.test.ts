@@ -15,18 +15,30 @@ describe('engine URLs (DOCKER_HOST conventions)', () => {
   })
 
   it('refuses what it cannot do, naming it', () => {
-    expect(() => parseEngineUrl('ssh://me@host')).toThrow('engine URL "ssh://me@host" is not supported yet: use unix:///path/to/socket or tcp://host:port (TLS and ssh:// are not implemented)')
-    expect(() => parseEngineUrl('https://host:2376')).toThrow(/is not supported yet/)
-    expect(() => parseEngineUrl('unix://relative.sock')).toThrow('invalid engine URL "unix://relative.sock": expected unix:///path/to/socket or tcp://host:port')
+    expect(() => parseEngineUrl('npipe:////./pipe/docker_engine')).toThrow(
+      'engine URL "npipe:////./pipe/docker_engine" is not supported: use unix:///path/to/socket, tcp://host:port (TLS by DOCKER_TLS_VERIFY/DOCKER_CERT_PATH or the tls setting), https://host:port or ssh://[user@]host[:port]',
+    )
+    expect(() => parseEngineUrl('fd://')).toThrow(/is not supported/)
+    expect(() => parseEngineUrl('unix://relative.sock')).toThrow(
+      'invalid engine URL "unix://relative.sock": expected unix:///path/to/socket, tcp://host:port, https://host:port or ssh://[user@]host[:port]',
+    )
     expect(() => parseEngineUrl('tcp://host:99999')).toThrow(/invalid engine URL/)
     expect(() => parseEngineUrl('')).toThrow(/invalid engine URL/)
     expect(() => parseEngineUrl('docker.sock')).toThrow(/invalid engine URL/)
   })
 
-  it('reads DOCKER_HOST; refuses DOCKER_TLS_VERIFY', () => {
+  it('https:// is TLS (default port 2376); tcp:// is TLS only when given TLS settings', () => {
+    expect(parseEngineUrl('https://host')).toEqual({ kind: 'tcp', host: 'host', port: 2376, url: 'https://host', tls: true })
+    expect(new EngineClient('https://host:2376').tls).toEqual({ verify: true })
+    expect(new EngineClient('tcp://host:2376').tls).toBeUndefined()
+    expect(new EngineClient('tcp://host:2376', { verify: false }).tls).toEqual({ verify: false })
+    expect(new EngineClient('unix:///var/run/docker.sock', { verify: true }).tls).toBeUndefined()
+  })
+
+  it('reads DOCKER_HOST (TLS settings are engineTlsFromEnv, tls.test.ts)', () => {
     expect(engineUrlFromEnv({})).toBe(DEFAULT_ENGINE_URL)
     expect(engineUrlFromEnv({ DOCKER_HOST: 'tcp://h:1' })).toBe('tcp://h:1')
-    expect(() => engineUrlFromEnv({ DOCKER_HOST: 'tcp://h:2376', DOCKER_TLS_VERIFY: '1' })).toThrow(/not supported yet/)
+    expect(engineUrlFromEnv({ DOCKER_HOST: 'tcp://h:2376', DOCKER_TLS_VERIFY: '1' })).toBe('tcp://h:2376')
   })
 
   it('an engine that is not there is a clear error', async () => {

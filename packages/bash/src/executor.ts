@@ -87,6 +87,14 @@ export abstract class BashExecutor {
    */
   resize?(id: string, cols: number, rows: number): Promise<void>
 
+  /**
+   * Optional hook: the owner is gone (its MCP session closed, its agent ended), so the executor may
+   * free what it holds for it — a session's container or pod, a pinned host. Called after the
+   * owner's running tasks were killed; it kills any it still finds. Finished tasks stay readable.
+   * Resolves once released; should not reject. Executors without per-owner state omit it.
+   */
+  releaseOwner?(owner: string): Promise<void>
+
   /** The default sandbox mode; undefined for executors that do not confine. */
   get sandboxMode(): SandboxMode | undefined {
     return undefined

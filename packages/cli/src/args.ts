@@ -5,12 +5,11 @@ import { parseArgs } from 'node:util'
 import { isDirectory } from '@deepseek-ai/dsh-bash'
 
 import { UsageError } from './errors.js'
-import { applyExecutorFlags, executorFlagSpec } from './executor-flags.js'
+import { applyExecutorFlags, executorFlagSpec, executorKind, EXECUTORS, type ExecutorKind } from './executors.js'
 
 export { UsageError }
 
-export const EXECUTORS = ['local', 'sandbox', 'ssh', 'container'] as const
-export type ExecutorKind = (typeof EXECUTORS)[number]
+export { EXECUTORS, type ExecutorKind }
 
 /** What every command that builds the tools accepts. */
 export interface CommonOptions {
@@ -146,14 +145,14 @@ function parseCommon(values: Record<string, unknown>): CommonOptions {
   }
   const workdir = values.workdir as string | undefined
   if (workdir === '') throw new UsageError('--workdir: expected a directory, got ""')
-  if (executor === 'ssh') {
+  if (executorKind(executor as ExecutorKind).workdir === 'remote') {
     // A remote workspace is a path over there: it cannot be checked here, and local paths (this
     // directory, a client's roots) mean nothing on the remote host.
     const remote = workdir ?? options.executorConfig.cwd
     if (typeof remote !== 'string' || !remote.startsWith('/')) {
       throw new UsageError(
         workdir === undefined
-          ? '--workdir: required with --executor ssh (an absolute directory on the remote host)'
+          ? `--workdir: required with --executor ${executor} (an absolute directory on the remote host)`
           : `--workdir: expected an absolute directory on the remote host, got ${JSON.stringify(workdir)}`,
       )
     }
@@ -167,7 +166,7 @@ function parseCommon(values: Record<string, unknown>): CommonOptions {
     if (!isFile(resolve(policy))) throw new UsageError(`--policy: no such file ${JSON.stringify(policy)}`)
     options.policy = resolve(policy)
   }
-  applyExecutorFlags(executor, values, options.executorConfig)
+  applyExecutorFlags(executor as ExecutorKind, values, options.executorConfig, options.workdir)
   return options
 }
 

@@ -1,7 +1,8 @@
 import { Context, Logger } from 'cordis'
 import type {} from '@deepseek-ai/dsh-agent'
 import type {} from '@deepseek-ai/dsh-bash'
-import type { CommonOptions, ExecutorKind } from './args.js'
+import type { CommonOptions } from './args.js'
+import { executorKind, type ExecutorKind } from './executors.js'
 import { StartupError, UsageError } from './errors.js'
 
 export { StartupError }
@@ -13,14 +14,6 @@ export interface App {
   shutdown(): Promise<void>
 }
 
-
-/** The packages and exports of the executors, each loaded only when chosen (a fast start). */
-const EXECUTOR_MODULES: Record<ExecutorKind, { module: string; export: string }> = {
-  local: { module: '@deepseek-ai/dsh-bash-local', export: 'LocalExecutor' },
-  sandbox: { module: '@deepseek-ai/dsh-bash-sandbox', export: 'SandboxExecutor' },
-  ssh: { module: '@deepseek-ai/dsh-bash-ssh', export: 'SshExecutor' },
-  container: { module: '@deepseek-ai/dsh-bash-container', export: 'ContainerExecutor' },
-}
 
 /** The optional policy plugin. */
 const POLICY = { module: '@deepseek-ai/dsh-bash-policy', plugin: 'BashPolicy', load: 'loadPolicyFile' }
@@ -37,7 +30,8 @@ export function logToStderr(): void {
 
 /** The executor plugin class for a kind, imported on demand. */
 export async function loadExecutor(kind: ExecutorKind): Promise<PluginClass> {
-  const { module, export: name } = EXECUTOR_MODULES[kind]
+  // The table of executors.ts names the package and export of every kind.
+  const { module, export: name } = executorKind(kind)
   let loaded: Record<string, unknown>
   try {
     // A variable specifier: these packages are optional and need not be built.

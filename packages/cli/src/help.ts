@@ -1,4 +1,5 @@
 /** Help texts: kept apart so that `--help` and usage errors load nothing heavy. */
+import { executorFlagHelp, executorKindsHelp } from './executors.js'
 
 /**
  * The flags of every command that builds the tools (workspace, executor, policy, help), one line
@@ -9,15 +10,10 @@ function toolFlags(
 ): string {
   return [
     lines.workdir ?? "  --workdir DIR           the session's workspace (default: the current directory)",
-    '  --executor KIND         local (default), sandbox, ssh or container',
+    `  --executor KIND         ${executorKindsHelp()}`,
     lines.executorConfig ?? '  --executor-config JSON  executor settings as a JSON object, or @FILE',
-    '  --sandbox-mode MODE     sandbox: read-only, workspace-write (default) or danger-full-access',
-    '  --network on|off        sandbox: allow the network (default off)',
-    lines.ssh ?? '  --ssh USER@HOST[:PORT]  ssh: a host to run commands on (repeatable: sessions spread over hosts)',
-    '  --ssh-key PATH          ssh: private key (default ~/.ssh/id_ed25519, id_ecdsa or id_rsa)',
-    '  --known-hosts PATH      ssh: known_hosts file verifying host keys (default ~/.ssh/known_hosts)',
-    '  --image IMAGE           container: the image of the session containers (required; never pulled)',
-    '  --engine URL            container: unix:///path or tcp://host:port (default $DOCKER_HOST, else unix:///var/run/docker.sock)',
+    // Every executor's own flags come from the table of executors.ts.
+    ...executorFlagHelp(lines.ssh ? { ssh: [lines.ssh] } : {}),
     lines.policy ?? '  --policy FILE           a command policy file (needs @deepseek-ai/dsh-bash-policy)',
     '  -h, --help              show this help',
   ].join('\n')

@@ -47,7 +47,7 @@ describe('dsh-bash: help, usage errors and exit codes', () => {
     [['mcp', 'extra'], 'dsh-bash: unexpected argument "extra"\nTry "dsh-bash mcp --help".\n'],
     [['mcp', '--help=yes'], 'dsh-bash: --help: takes no value\nTry "dsh-bash mcp --help".\n'],
     [['mcp', '--workdir', '/no/such/dir'], 'dsh-bash: --workdir: no such directory "/no/such/dir"\nTry "dsh-bash mcp --help".\n'],
-    [['mcp', '--executor', 'docker'], 'dsh-bash: --executor: expected one of local, sandbox, ssh, container, got "docker"\nTry "dsh-bash mcp --help".\n'],
+    [['mcp', '--executor', 'docker'], 'dsh-bash: --executor: expected one of local, sandbox, ssh, container, kubernetes, got "docker"\nTry "dsh-bash mcp --help".\n'],
     [['mcp', '--token', 't'], 'dsh-bash: --token: only used with --http\nTry "dsh-bash mcp --help".\n'],
     [['mcp', '--idle-timeout', '60'], 'dsh-bash: --idle-timeout: only used with --http\nTry "dsh-bash mcp --help".\n'],
     [['mcp', '--yield-after', 'soon'], 'dsh-bash: --yield-after: expected a number of seconds (0 = off), got "soon"\nTry "dsh-bash mcp --help".\n'],
@@ -64,10 +64,18 @@ describe('dsh-bash: help, usage errors and exit codes', () => {
     [['mcp', '--executor', 'sandbox', '--network', 'yes'], 'dsh-bash: --network: expected on or off, got "yes"\nTry "dsh-bash mcp --help".\n'],
     [['mcp', '--network', 'on'], 'dsh-bash: --network: only used with --executor sandbox\nTry "dsh-bash mcp --help".\n'],
     [['mcp', '--ssh', 'u@h'], 'dsh-bash: --ssh: only used with --executor ssh\nTry "dsh-bash mcp --help".\n'],
-    [['mcp', '--image', 'debian:12'], 'dsh-bash: --image: only used with --executor container\nTry "dsh-bash mcp --help".\n'],
+    [['mcp', '--image', 'debian:12'], 'dsh-bash: --image: only used with --executor container or kubernetes\nTry "dsh-bash mcp --help".\n'],
     [['mcp', '--engine', 'tcp://127.0.0.1:2375'], 'dsh-bash: --engine: only used with --executor container\nTry "dsh-bash mcp --help".\n'],
     [['mcp', '--executor', 'container'], 'dsh-bash: --image: required with --executor container (an image already on the engine: it is never pulled)\nTry "dsh-bash mcp --help".\n'],
     [['mcp', '--executor', 'container', '--image', ''], 'dsh-bash: --image: expected a value, got ""\nTry "dsh-bash mcp --help".\n'],
+    [['mcp', '--namespace', 'ns'], 'dsh-bash: --namespace: only used with --executor kubernetes\nTry "dsh-bash mcp --help".\n'],
+    [['mcp', '--pod-template', 'pod.yaml'], 'dsh-bash: --pod-template: only used with --executor kubernetes\nTry "dsh-bash mcp --help".\n'],
+    [['mcp', '--executor', 'container', '--image', 'x', '--namespace', 'ns'], 'dsh-bash: --namespace: only used with --executor kubernetes\nTry "dsh-bash mcp --help".\n'],
+    [['mcp', '--executor', 'kubernetes', '--image', 'x', '--engine', 'tcp://h:1'], 'dsh-bash: --engine: only used with --executor container\nTry "dsh-bash mcp --help".\n'],
+    [['mcp', '--executor', 'kubernetes'], 'dsh-bash: --image: required with --executor kubernetes (unless --pod-template names the image)\nTry "dsh-bash mcp --help".\n'],
+    [['mcp', '--executor', 'kubernetes', '--image', ' '], 'dsh-bash: --image: expected a value, got " "\nTry "dsh-bash mcp --help".\n'],
+    [['mcp', '--executor', 'kubernetes', '--image', 'x', '--namespace', 'Team_A'], 'dsh-bash: --namespace: expected a Kubernetes namespace name (lower-case letters, digits, -), got "Team_A"\nTry "dsh-bash mcp --help".\n'],
+    [['mcp', '--executor', 'kubernetes', '--pod-template', ''], 'dsh-bash: --pod-template: expected a value, got ""\nTry "dsh-bash mcp --help".\n'],
     [['mcp', '--executor', 'ssh', '--workdir', '/srv'], 'dsh-bash: --ssh: required with --executor ssh (user@host[:port], repeatable)\nTry "dsh-bash mcp --help".\n'],
     [['mcp', '--executor', 'ssh', '--workdir', '/srv', '--ssh', 'nouser'], 'dsh-bash: --ssh: expected user@host[:port], got "nouser"\nTry "dsh-bash mcp --help".\n'],
     [['mcp', '--executor', 'ssh', '--workdir', '/srv', '--ssh', 'u@h:70000'], 'dsh-bash: --ssh: expected user@host[:port], got "u@h:70000"\nTry "dsh-bash mcp --help".\n'],
@@ -177,6 +185,16 @@ describe('argument parsing', () => {
       maxOutputBytes: 10_000,
     })
     expect(parseReplArgs(['--executor', 'container', '--image', 'debian:12']).executorConfig).toEqual({ image: 'debian:12' })
+    // Kubernetes: the template path is resolved; --workdir (a host directory) maps to the pod's workdir.
+    expect(parseMcpArgs(['--executor', 'kubernetes', '--image', 'debian:12', '--namespace', 'evals', '--pod-template', 'pod.yaml', '--workdir', '.']).executorConfig).toEqual({
+      image: 'debian:12',
+      namespace: 'evals',
+      podTemplateFile: join(process.cwd(), 'pod.yaml'),
+      workspace: process.cwd(),
+      maxOutputBytes: 10_000,
+    })
+    expect(parseReplArgs(['--executor', 'kubernetes', '--pod-template', '/t/pod.yaml']).executorConfig).toEqual({ podTemplateFile: '/t/pod.yaml' })
+    expect(parseReplArgs(['--executor', 'kubernetes', '--executor-config', '{"podTemplate":{"spec":{}}}']).executorConfig).toEqual({ podTemplate: { spec: {} } })
     expect(parseMcpArgs(['--executor', 'sandbox', '--sandbox-mode', 'read-only', '--network', 'on']).executorConfig).toEqual({
       mode: 'read-only',
       network: true,

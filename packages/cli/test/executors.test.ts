@@ -217,3 +217,60 @@ describe('--executor container end to end (real engine)', async () => {
     expect(ours(server.pid)).toEqual([])
   })
 })
+
+describe('--executor kubernetes end to end (fake API server, pods backed by a real engine)', async () => {
+  const docker = await import('../../bash-container/test/docker.js')
+  const built = existsSync(join(ROOT, 'packages/bash-kubernetes/dist/index.js'))
+  const reason = built ? docker.unavailableReason() : 'packages/bash-kubernetes is not built'
+  if (reason) console.warn(`skipping the kubernetes end-to-end test: ${reason}`)
+
+  it.skipIf(reason !== undefined)('serves the tools from a pod of the session (real @kubernetes/client-node); the pod is deleted at the stop', async () => {
+    const { startFakeApiServer } = await import('../../bash-kubernetes/test/fake-apiserver.js')
+    const fake = await startFakeApiServer({ engineUrl: docker.ENGINE_URL })
+    const dir = realpathSync(mkdtempSync(join(tmpdir(), 'dsh-e2e-k8s-')))
+    try {
+      const server = await startStdio(['--executor', 'kubernetes', '--image', docker.TEST_IMAGE, '--namespace', 'evals', '--workdir', dir, '--executor-config', JSON.stringify({ kubeconfig: fake.kubeconfigPath })])
+      try {
+        expect(await bash(server.client, 'pwd; echo failing >&2; exit 3')).toEqual({ texts: ['/workspace\n[stderr]\nfailing\n[exit code: 3]'], isError: false })
+        expect(await bash(server.client, 'sleep 100 & echo started')).toEqual({
+          texts: ['started\n[stopped 1 leftover process(es); use run_in_background for servers and watchers]'],
+          isError: false,
+        })
+        expect([...fake.pods.keys()]).toHaveLength(1)
+        expect([...fake.pods.keys()][0]).toMatch(/^evals\/dsh-bash-/)
+      } finally {
+        await server.close()
+      }
+      // A clean stop deletes the session's pod.
+      await waitFor("the pod deleted", () => fake.pods.size === 0, 20_000)
+    } finally {
+      await fake.close()
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
+  it.skipIf(reason !== undefined)('over HTTP, a closed MCP session takes its pod with it while the server runs on (the releaseOwner hook)', async () => {
+    const { startFakeApiServer } = await import('../../bash-kubernetes/test/fake-apiserver.js')
+    const fake = await startFakeApiServer({ engineUrl: docker.ENGINE_URL })
+    const server = await startHttp(['--executor', 'kubernetes', '--image', docker.TEST_IMAGE, '--executor-config', JSON.stringify({ kubeconfig: fake.kubeconfigPath })])
+    try {
+      const a = await connectHttp(server.url, server.token)
+      const b = await connectHttp(server.url, server.token)
+      expect((await bash(a.client, 'echo a')).texts).toEqual(['a\n'])
+      expect((await bash(b.client, 'echo b')).texts).toEqual(['b\n'])
+      const pods = () => [...fake.pods.keys()].sort()
+      const before = pods()
+      expect(before).toHaveLength(2)
+      // The client ends its session (DELETE /mcp): its pod is deleted, the other session's stays.
+      await a.transport.terminateSession()
+      await a.close()
+      await waitFor('the closed session\'s pod deleted', () => pods().length === 1, 20_000)
+      expect(before).toContain(pods()[0])
+      expect((await bash(b.client, 'echo still')).texts).toEqual(['still\n'])
+      await b.close()
+    } finally {
+      await server.stop()
+      await fake.close()
+    }
+  })
+})

@@ -297,7 +297,8 @@ export class McpSession {
 
   /**
    * Ends the session: its agent is disposed, its running tasks are killed (no other client could
-   * reach them), and the SDK server is closed. Idempotent.
+   * reach them), the executor's per-owner state is released (`releaseOwner`, when it has one: a
+   * container executor removes the session's container), and the SDK server is closed. Idempotent.
    */
   async close(): Promise<void> {
     if (this._closed) return
@@ -311,6 +312,8 @@ export class McpSession {
     if (bash) {
       const mine = bash.list().filter((task) => task.status === 'running' && bash.ownerOf(task.id) === this.token)
       await Promise.all(mine.map((task) => bash.kill(task.id).catch(() => false)))
+      // Whatever the executor holds for this session (its container, its pod) goes with it.
+      await bash.releaseOwner?.(this.token).catch((error: unknown) => console.error(`[dsh-mcp] releasing the session's executor state failed: ${String(error)}`))
     }
     await this.server.close().catch(() => {})
   }

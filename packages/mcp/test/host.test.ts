@@ -108,6 +108,38 @@ describe('McpHost: one agent session per MCP session', () => {
     expect((await a.bash('echo x').catch((error: Error) => error)) instanceof Error).toBe(true)
   })
 
+  it("closing a session calls the executor's optional releaseOwner hook with its token, after its tasks were killed", async () => {
+    const released: Array<{ owner: string; running: number }> = []
+    // The real local executor plus the hook a container executor has (it removes the owner's container there).
+    class Releasing extends LocalExecutor {
+      async releaseOwner(owner: string): Promise<void> {
+        released.push({ owner, running: this.list().filter((t) => t.status === 'running' && this.ownerOf(t.id) === owner).length })
+      }
+    }
+    const ctx = new Context()
+    ctx.plugin(ToolRegistry)
+    ctx.plugin(Agents)
+    ctx.plugin(Releasing, { graceMs: 300 })
+    ctx.plugin(ToolBash)
+    let host!: McpHost
+    ctx.plugin({ name: 'test-mcp', inject: ['tools', 'agents'], apply: (c: Context) => void (host = new McpHost(c, { log: () => {} })) })
+    try {
+      const session = host.createSession()
+      const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
+      await session.server.connect(serverSide)
+      const client = new Client({ name: 'test', version: '1' })
+      await client.connect(clientSide)
+      await client.callTool({ name: 'bash', arguments: { command: 'sleep 300', description: 'Sleep', run_in_background: true } })
+      await session.close()
+      expect(released).toEqual([{ owner: session.token, running: 0 }])
+      await client.close().catch(() => {})
+    } finally {
+      await host.close()
+      await ctx.bash?.shutdown()
+      await ctx.stop()
+    }
+  })
+
   it('a notice that arrives during a call rides on that call’s result, once', async () => {
     const app = (current = setup())
     const a = await app.connect()

@@ -1,0 +1,106 @@
+import type { V1Container, V1Pod } from '@kubernetes/client-node'
+import { kubernetesErrors } from './errors.js'
+
+/** Every pod of this executor carries it (value `kubernetes`): the sweep and the NetworkPolicy select on it. */
+export const LABEL_EXECUTOR = 'dsh-bash.executor'
+/** An annotation (label values cannot hold `/`): `<hostname>/<pid>/<start time>` of the creating server. */
+export const ANNOTATION_SERVER = 'dsh-bash.server'
+/** The name of the emptyDir the executor adds at `mountPath` when the template mounts nothing there. */
+export const WORKSPACE_VOLUME = 'dsh-bash-workspace'
+
+/**
+ * PID 1 of the session container: waits for ever (the agent runs beside it through an exec), reaps
+ * orphans (`SIGCHLD` ignored: the kernel reaps them) and exits at once on TERM (as PID 1 it would
+ * otherwise ignore it and every deletion would wait out the grace period). perl-base only.
+ */
+export const POD_MAIN_SCRIPT = '$SIG{CHLD} = "IGNORE"; $SIG{TERM} = sub { exit 0 }; sleep 86400 while 1;'
+
+/** What the executor puts into every session pod (from its config). */
+export interface PodSettings {
+  /** The pod's name (DNS-1123); never taken from the template. */
+  name: string
+  /** The pod's namespace. */
+  namespace: string
+  /** Overrides the session container's image; undefined: the template's (one is required). */
+  image?: string
+  /** The template container the agent runs in; undefined: the first (or a new `bash`). */
+  container?: string
+  /** `spec.serviceAccountName`; undefined: the template's. */
+  serviceAccount?: string
+  /** Resource limits merged over the template container's (Kubernetes quantities). */
+  limits: Record<string, string>
+  /** Resource requests; undefined: the limits. */
+  requests?: Record<string, string>
+  /** Variables added to the container (they replace template entries of the same name). */
+  env: Record<string, string>
+  /** Labels added to the pod; the executor's `dsh-bash.executor` always wins. */
+  labels: Record<string, string>
+  /** Annotations added to the pod (the server identity). */
+  annotations: Record<string, string>
+  /** The pod's workdir; an emptyDir goes there unless the template mounts something at it. */
+  mountPath: string
+}
+
+/**
+ * The session pod: the template (deep-copied) with the executor's settings applied. Defaults that
+ * the template does not set: `restartPolicy: Never`, no service-account token, no service links,
+ * no privilege escalation, every capability dropped, `imagePullPolicy: IfNotPresent`, a short
+ * termination grace, and an `emptyDir` at `mountPath`.
+ */
+export function buildPod(template: Record<string, unknown> | undefined, s: PodSettings): { pod: V1Pod; container: string } {
+  const pod = structuredClone(template ?? {}) as V1Pod
+  if (pod.kind !== undefined && pod.kind !== 'Pod') throw new Error(kubernetesErrors.badTemplate(`kind must be Pod, got ${JSON.stringify(pod.kind)}`))
+  pod.apiVersion = 'v1'
+  pod.kind = 'Pod'
+  const metadata = (pod.metadata ??= {})
+  delete metadata.generateName
+  delete metadata.resourceVersion
+  delete metadata.uid
+  metadata.name = s.name
+  metadata.namespace = s.namespace
+  metadata.labels = { ...(metadata.labels ?? {}), ...s.labels, [LABEL_EXECUTOR]: 'kubernetes' }
+  metadata.annotations = { ...(metadata.annotations ?? {}), ...s.annotations }
+  const spec = (pod.spec ??= { containers: [] })
+  spec.containers ??= []
+  let container: V1Container | undefined
+  if (s.container !== undefined) {
+    container = spec.containers.find((c) => c.name === s.container)
+    if (!container) {
+      if (spec.containers.length > 0) throw new Error(kubernetesErrors.noContainer(s.container))
+      container = { name: s.container }
+      spec.containers.push(container)
+    }
+  } else {
+    container = spec.containers[0]
+    if (!container) {
+      container = { name: 'bash' }
+      spec.containers.push(container)
+    }
+  }
+  if (typeof container.name !== 'string' || container.name === '') throw new Error(kubernetesErrors.badTemplate('every container needs a name'))
+  if (s.image !== undefined) container.image = s.image
+  if (!container.image) throw new Error(kubernetesErrors.noImage())
+  container.command = ['perl', '-e', POD_MAIN_SCRIPT]
+  container.args = []
+  // The agent's exec brings its own stdin; the main process needs none.
+  container.stdin = false
+  container.tty = false
+  container.imagePullPolicy ??= 'IfNotPresent'
+  container.env = [...(container.env ?? []).filter((e) => !(e.name in s.env)), ...Object.entries(s.env).map(([name, value]) => ({ name, value }))]
+  const limits = { ...(container.resources?.limits ?? {}), ...s.limits }
+  container.resources = { ...(container.resources ?? {}), limits, requests: { ...(container.resources?.requests ?? {}), ...(s.requests ?? limits) } }
+  const security = (container.securityContext ??= {})
+  security.allowPrivilegeEscalation ??= false
+  security.capabilities ??= { drop: ['ALL'] }
+  spec.restartPolicy = 'Never'
+  spec.automountServiceAccountToken ??= false
+  spec.enableServiceLinks ??= false
+  spec.terminationGracePeriodSeconds ??= 1
+  if (s.serviceAccount !== undefined) spec.serviceAccountName = s.serviceAccount
+  const mounts = (container.volumeMounts ??= [])
+  if (!mounts.some((m) => m.mountPath === s.mountPath)) {
+    mounts.push({ name: WORKSPACE_VOLUME, mountPath: s.mountPath })
+    spec.volumes = [...(spec.volumes ?? []).filter((v) => v.name !== WORKSPACE_VOLUME), { name: WORKSPACE_VOLUME, emptyDir: {} }]
+  }
+  return { pod, container: container.name }
+}

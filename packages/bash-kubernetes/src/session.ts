@@ -1,0 +1,212 @@
+import { PassThrough } from 'node:stream'
+import { type CoreV1Api, Exec, type KubeConfig, type V1Pod, type V1Status } from '@kubernetes/client-node'
+import { AGENT_SCRIPT, AgentSession, type AgentStream, KILL_SCRIPT } from '@deepseek-ai/dsh-bash-container'
+import { kubernetesErrors } from './errors.js'
+
+/** What a session needs to reach its pod. */
+export interface PodAccess {
+  /** The loaded kubeconfig (cluster, credentials): the exec WebSockets are opened with it. */
+  kubeConfig: KubeConfig
+  /** The core API client made from it (pods create/get/delete). */
+  api: CoreV1Api
+  /** The namespace of the session pods. */
+  namespace: string
+}
+
+/** What one session pod is started with (the executor computes it). */
+export interface PodSessionSpec {
+  /** The pod to create (see buildPod): named, labelled, its container's command set. */
+  pod: V1Pod
+  /** The container of the pod the agent runs in. */
+  container: string
+  /** The shell the agent runs commands in. */
+  shell: string
+  /** Name fragments of variables the agent drops from every command's environment. */
+  secretPatterns: readonly string[]
+  /** Create + running + agent hello, at most (ms). */
+  startTimeoutMs: number
+  /** Extra wait, past the grace, before a kill goes through a second exec. */
+  killFallbackMs: number
+}
+
+/** The part of the client's exec WebSocket (`ws`) this package uses. */
+interface ExecSocket {
+  on(event: 'close' | 'error', listener: () => void): void
+  close(): void
+}
+
+/** The status code of a client-node ApiException (undefined for other errors). */
+export function apiStatus(error: unknown): number | undefined {
+  const code = (error as { code?: unknown } | null)?.code
+  return typeof code === 'number' ? code : undefined
+}
+
+/**
+ * One session's pod: created from the template, waited for until its container runs, running one
+ * agent (the container executor's, unchanged) through one long-lived `pods/exec` WebSocket.
+ * Kubernetes has no lifeline: the pod is deleted on release, idle timeout and disposal, and by
+ * the sweep of the next server of this host after a crash (see README).
+ */
+export class PodSession extends AgentSession {
+  private ws?: ExecSocket
+
+  private constructor(
+    private readonly access: PodAccess,
+    readonly name: string,
+    private readonly container: string,
+    onGone: (session: AgentSession) => void,
+  ) {
+    super(onGone)
+  }
+
+  /** Creates the pod, waits until it runs and starts the agent; on failure deletes what was created. */
+  static async create(access: PodAccess, spec: PodSessionSpec, onGone: (session: AgentSession) => void): Promise<PodSession> {
+    const session = new PodSession(access, spec.pod.metadata!.name!, spec.container, onGone)
+    session.killFallbackMs = spec.killFallbackMs
+    let timer: NodeJS.Timeout | undefined
+    let timedOut = false
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        timedOut = true
+        reject(new Error(kubernetesErrors.notReady(session.name, `not ready after ${spec.startTimeoutMs} ms`)))
+      }, spec.startTimeoutMs)
+      timer.unref?.()
+    })
+    try {
+      await Promise.race([session.boot(spec, () => timedOut), timeout])
+      return session
+    } catch (error) {
+      await session.remove()
+      throw error
+    } finally {
+      clearTimeout(timer)
+    }
+  }
+
+  private created = false
+
+  get shortId(): string {
+    return `pod ${this.access.namespace}/${this.name}`
+  }
+
+  private async boot(spec: PodSessionSpec, cancelled: () => boolean): Promise<void> {
+    const { api, namespace } = this.access
+    try {
+      await api.createNamespacedPod({ namespace, body: spec.pod })
+    } catch (error) {
+      throw new Error(kubernetesErrors.createFailed(describe(error)))
+    }
+    this.created = true
+    await this.waitRunning(cancelled)
+    const stdin = new PassThrough()
+    const stdout = new PassThrough()
+    const stderr = new PassThrough()
+    let resolveClosed!: () => void
+    const closed = new Promise<void>((resolve) => (resolveClosed = resolve))
+    const ws = await this.exec(['perl', '-e', AGENT_SCRIPT, spec.shell, ...spec.secretPatterns], stdout, stderr, stdin)
+    this.ws = ws
+    ws.on('close', () => {
+      stdout.end()
+      stderr.end()
+      resolveClosed()
+    })
+    ws.on('error', () => {})
+    const stream: AgentStream = { stdin, stdout, stderr, closed, destroy: () => ws.close() }
+    await this.startAgent(stream)
+  }
+
+  /** Polls the pod until its container runs; a terminal phase or a waiting reason that will not pass fails. */
+  private async waitRunning(cancelled: () => boolean): Promise<void> {
+    const { api, namespace } = this.access
+    let delay = 50
+    for (;;) {
+      if (cancelled() || this.lost) return
+      const pod = await api.readNamespacedPod({ name: this.name, namespace })
+      const phase = pod.status?.phase
+      const state = pod.status?.containerStatuses?.find((c) => c.name === this.container)?.state
+      if (phase === 'Running' && state?.running) return
+      if (phase === 'Failed' || phase === 'Succeeded') throw new Error(kubernetesErrors.notReady(this.name, `phase ${phase}${pod.status?.message ? `: ${pod.status.message}` : ''}`))
+      const waiting = state?.waiting
+      if (waiting && ['ErrImagePull', 'ImagePullBackOff', 'InvalidImageName', 'CreateContainerConfigError', 'CreateContainerError'].includes(waiting.reason ?? '')) {
+        throw new Error(kubernetesErrors.notReady(this.name, `${waiting.reason}${waiting.message ? `: ${waiting.message}` : ''}`))
+      }
+      await new Promise((resolve) => setTimeout(resolve, delay))
+      delay = Math.min(delay * 2, 500)
+    }
+  }
+
+  /** One exec in the session container over the client's WebSocket (channels 0–3). */
+  private async exec(
+    command: string[],
+    stdout: PassThrough,
+    stderr: PassThrough,
+    stdin: PassThrough | null,
+    onStatus?: (status: V1Status) => void,
+  ): Promise<ExecSocket> {
+    try {
+      const ws = await new Exec(this.access.kubeConfig).exec(this.access.namespace, this.name, this.container, command, stdout, stderr, stdin, false, onStatus)
+      return ws as unknown as ExecSocket
+    } catch (error) {
+      throw new Error(kubernetesErrors.execFailed(this.name, describe(error)))
+    }
+  }
+
+  /**
+   * The second channel for kills: a separate exec running the shared kill script (KILL to the
+   * command's process group and every process carrying its marker). Used when the agent does not
+   * answer a kill in time. Resolves when that exec ends; never rejects.
+   */
+  async killFallback(marker: string, pid: number | undefined): Promise<void> {
+    if (!this.created) return
+    const out = new PassThrough().resume()
+    const err = new PassThrough().resume()
+    try {
+      const ws = await this.exec(['perl', '-e', KILL_SCRIPT, marker, String(pid ?? 0)], out, err, null)
+      await new Promise<void>((resolve) => {
+        ws.on('close', () => resolve())
+        ws.on('error', () => resolve())
+      })
+    } catch {
+      // The pod is gone or unreachable: its deletion kills everything anyway.
+    }
+  }
+
+  protected async destroyBackend(): Promise<void> {
+    this.ws?.close()
+    if (!this.created) return
+    const { api, namespace } = this.access
+    try {
+      await api.deleteNamespacedPod({ name: this.name, namespace, gracePeriodSeconds: 0 })
+    } catch (error) {
+      if (apiStatus(error) !== 404) console.error(`[dsh-bash-kubernetes] deleting ${this.shortId} failed: ${describe(error)}`)
+      return
+    }
+    // Wait until the API no longer has it: disposal promises nothing is left.
+    for (let i = 0; i < 600; i++) {
+      try {
+        await api.readNamespacedPod({ name: this.name, namespace })
+      } catch (error) {
+        if (apiStatus(error) === 404 || apiStatus(error) === undefined) return
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+  }
+}
+
+/** A readable message of a client-node error (its Status message when the API sent one). */
+export function describe(error: unknown): string {
+  const body = (error as { body?: unknown } | null)?.body
+  if (typeof body === 'string') {
+    try {
+      const status = JSON.parse(body) as { message?: string }
+      if (status.message) return status.message
+    } catch {
+      // Not JSON.
+    }
+  } else if (body && typeof body === 'object' && typeof (body as { message?: unknown }).message === 'string') {
+    return (body as { message: string }).message
+  }
+  if (error instanceof Error) return error.message
+  const message = (error as { message?: unknown } | null)?.message
+  return typeof message === 'string' ? message : String(error)
+}

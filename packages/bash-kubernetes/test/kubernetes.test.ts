@@ -1,0 +1,192 @@
+import { execFileSync } from 'node:child_process'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { CoreV1Api, KubeConfig } from '@kubernetes/client-node'
+import { loadExecutorPlugin } from '@deepseek-ai/dsh-bash/conformance'
+import { KILL_SCRIPT } from '@deepseek-ai/dsh-bash-container'
+import { Context } from 'cordis'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { ANNOTATION_SERVER, KubernetesExecutor, type KubernetesExecutorConfigInput, LABEL_EXECUTOR, NETWORK_POLICY_NAME, sweepDeadPods } from '../src/index.js'
+import { type FakeApiServer, FAKE_LABEL, startFakeApiServer } from './fake-apiserver.js'
+import { containersWithLabel, ENGINE_URL, processesWith, TEST_IMAGE, unavailableReason } from './docker.js'
+
+const skip = unavailableReason()
+if (skip) console.warn(`[dsh-bash-kubernetes] skipping the pod tests against the fake API server: ${skip}`)
+
+describe.skipIf(skip !== undefined)('kubernetes executor: pods (fake API server backed by docker)', () => {
+  let fake: FakeApiServer
+  let dir: string
+  const load = (config: Partial<KubernetesExecutorConfigInput> = {}) =>
+    loadExecutorPlugin(KubernetesExecutor, { kubeconfig: fake.kubeconfigPath, image: TEST_IMAGE, graceMs: 300, ...config })
+  const inspect = (id: string) => JSON.parse(execFileSync('docker', ['inspect', id], { encoding: 'utf8' }))[0]
+
+  beforeAll(async () => {
+    fake = await startFakeApiServer({ engineUrl: ENGINE_URL })
+    dir = mkdtempSync(join(tmpdir(), 'dsh-k8s-test-'))
+  })
+  afterAll(async () => {
+    await fake?.close()
+    if (fake) expect(containersWithLabel(`${FAKE_LABEL}=${fake.id}`)).toEqual([])
+    rmSync(dir, { recursive: true, force: true })
+  })
+
+  it('one pod per owner from the template: labels, annotation, hardening, resources, emptyDir workspace, service account; deleted on release and disposal', async () => {
+    const template = join(dir, 'pod.yaml')
+    writeFileSync(
+      template,
+      [
+        'apiVersion: v1',
+        'kind: Pod',
+        'metadata:',
+        '  labels: { team: evals }',
+        'spec:',
+        '  serviceAccountName: from-template',
+        '  containers:',
+        '    - name: work',
+        '      env: [{ name: FROM_TEMPLATE, value: "yes" }]',
+      ].join('\n'),
+    )
+    const inst = await load({ podTemplateFile: template, serviceAccount: 'runner', limits: { memory: '256Mi', cpu: '500m' }, env: { EXTRA: 'x' }, labels: { run: 'r1' } })
+    const bash = inst.executor
+    try {
+      const a = await bash.run(bash.resolve({ command: 'echo "$FROM_TEMPLATE $EXTRA"; pwd; touch f && ls', owner: 'alice' }))
+      expect(a.stdout.text).toBe('yes x\n/workspace\nf\n')
+      await bash.run(bash.resolve({ command: 'true', owner: 'bob' }))
+      const alice = (await bash.podOf('alice'))!
+      const bob = (await bash.podOf('bob'))!
+      expect(alice).not.toBe(bob)
+      const pod = fake.pods.get(`default/${alice}`)!.pod
+      expect(pod.metadata.labels).toMatchObject({ team: 'evals', run: 'r1', [LABEL_EXECUTOR]: 'kubernetes' })
+      expect(pod.metadata.annotations[ANNOTATION_SERVER]).toMatch(new RegExp(`/${process.pid}/`))
+      expect(pod.spec).toMatchObject({ serviceAccountName: 'runner', automountServiceAccountToken: false, restartPolicy: 'Never', enableServiceLinks: false })
+      const c = pod.spec.containers[0]
+      expect(c.name).toBe('work')
+      expect(c.securityContext).toEqual({ allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } })
+      expect(c.resources).toEqual({ limits: { memory: '256Mi', cpu: '500m' }, requests: { memory: '256Mi', cpu: '500m' } })
+      expect(pod.spec.volumes).toEqual([{ name: 'dsh-bash-workspace', emptyDir: {} }])
+      // What the fake's kubelet made of it: the engine enforces the limits and the hardening.
+      const info = inspect(fake.pods.get(`default/${alice}`)!.containerId!)
+      expect(info.HostConfig.Memory).toBe(256 * 1024 * 1024)
+      expect(info.HostConfig.NanoCpus).toBe(5e8)
+      expect(info.HostConfig.CapDrop).toEqual(['ALL'])
+      const caps = await bash.run(bash.resolve({ command: "grep -E '^(CapEff|NoNewPrivs)' /proc/self/status", owner: 'alice' }))
+      expect(caps.stdout.text).toMatch(/CapEff:\s+0+\nNoNewPrivs:\s+1/)
+      // The files of a session stay in its pod; another owner does not see them.
+      expect((await bash.run(bash.resolve({ command: 'ls', owner: 'bob' }))).stdout.text).toBe('')
+      expect(fake.networkPolicies.get(`default/${NETWORK_POLICY_NAME}`)?.spec).toEqual({
+        podSelector: { matchLabels: { [LABEL_EXECUTOR]: 'kubernetes' } },
+        policyTypes: ['Ingress', 'Egress'],
+        ingress: [],
+        egress: [],
+      })
+      await bash.releaseOwner('alice')
+      expect(fake.pods.has(`default/${alice}`)).toBe(false)
+      // The owner's next command gets a fresh pod.
+      expect((await bash.run(bash.resolve({ command: 'ls', owner: 'alice' }))).stdout.text).toBe('')
+      expect(await bash.podOf('alice')).not.toBe(alice)
+    } finally {
+      await inst.dispose()
+    }
+    expect([...fake.pods.keys()]).toEqual([])
+  })
+
+  it('a host path inside the workspace maps to the pod workdir; other absolute paths are pod paths', async () => {
+    const inst = await load({ workspace: dir })
+    try {
+      const bash = inst.executor
+      const r = await bash.run(bash.resolve({ command: 'mkdir -p sub && cd sub && pwd', workdir: dir }))
+      expect(r.stdout.text).toBe('/workspace/sub\n')
+      expect((await bash.run(bash.resolve({ command: 'pwd', workdir: join(dir, 'sub') }))).stdout.text).toBe('/workspace/sub\n')
+      expect((await bash.run(bash.resolve({ command: 'pwd', workdir: '/etc' }))).stdout.text).toBe('/etc\n')
+      await expect(bash.run(bash.resolve({ command: 'pwd', workdir: '/nope' }))).rejects.toThrow('workdir does not exist: /nope')
+    } finally {
+      await inst.dispose()
+    }
+  })
+
+  it('an image the node does not have fails the command with the pod\'s waiting reason, and nothing is left', async () => {
+    const inst = await load({ image: 'dsh-bash-no-such-image:never', startTimeoutMs: 20_000 })
+    try {
+      const bash = inst.executor
+      await expect(bash.run(bash.resolve({ command: 'true' }))).rejects.toThrow(/the session pod dsh-bash-\w+-1 did not start: ErrImagePull/)
+      expect([...fake.pods.keys()]).toEqual([])
+    } finally {
+      await inst.dispose()
+    }
+  })
+
+  it('config errors at load: no image anywhere, a bad template, a missing kubeconfig', async () => {
+    const make = (config: KubernetesExecutorConfigInput) => () => new KubernetesExecutor(new Context(), { sweep: false, networkPolicy: false, ...config })
+    expect(make({ kubeconfig: fake.kubeconfigPath })).toThrow('invalid kubernetes executor config: image is required (neither the config nor the pod template names one)')
+    expect(make({ kubeconfig: fake.kubeconfigPath, image: 'x', podTemplate: { kind: 'Deployment' } })).toThrow(
+      'invalid kubernetes executor config: pod template: kind must be Pod, got "Deployment"',
+    )
+    expect(make({ kubeconfig: fake.kubeconfigPath, image: 'x', container: 'main', podTemplate: { spec: { containers: [{ name: 'other' }] } } })).toThrow(
+      'invalid kubernetes executor config: the pod template has no container "main"',
+    )
+    expect(make({ kubeconfig: join(dir, 'missing'), image: 'x' })).toThrow(/^cannot load the kubeconfig: /)
+    expect(make({ kubeconfig: fake.kubeconfigPath, image: 'x', mountPath: 'rel' })).toThrow('invalid kubernetes executor config: mountPath must be an absolute path')
+  })
+
+  it('the sweep deletes pods of dead servers of this host and leaves live ones', async () => {
+    const kc = new KubeConfig()
+    kc.loadFromFile(fake.kubeconfigPath)
+    const api = kc.makeApiClient(CoreV1Api)
+    const pod = (name: string, server: string) => ({
+      metadata: { name, labels: { [LABEL_EXECUTOR]: 'kubernetes' }, annotations: { [ANNOTATION_SERVER]: server } },
+      spec: { containers: [{ name: 'bash', image: TEST_IMAGE, command: ['sleep', '1000'] }] },
+    })
+    const host = (await import('node:os')).hostname()
+    await api.createNamespacedPod({ namespace: 'default', body: pod('dead-one', `${host}/999999999/1`) })
+    await api.createNamespacedPod({ namespace: 'default', body: pod('live-one', `${host}/${process.pid}/${startTime(process.pid)}`) })
+    await api.createNamespacedPod({ namespace: 'default', body: pod('other-host', `elsewhere/1/1`) })
+    expect(await sweepDeadPods(api, 'default')).toEqual(['dead-one'])
+    expect([...fake.pods.keys()].sort()).toEqual(['default/live-one', 'default/other-host'])
+    for (const name of ['live-one', 'other-host']) await api.deleteNamespacedPod({ name, namespace: 'default' })
+  })
+
+  it('a kill goes through a second exec when the agent does not answer (agent stopped)', async () => {
+    const inst = await load({ killFallbackMs: 500 })
+    const bash = inst.executor
+    try {
+      const marker = `${process.pid}${Date.now() % 100000}`
+      const task = bash.start(bash.resolve({ command: `sleep 1000.${marker} & sleep 1001.${marker}`, owner: 'k' }))
+      // The shell may or may not have exec'd into its last command: one or two processes carry 1001.
+      await vi.waitFor(() => expect(processesWith(`1001.${marker}`).length).toBeGreaterThanOrEqual(1), { timeout: 20_000 })
+      // Freeze the agent (its processes are visible from the host): it cannot answer the kill.
+      const agent = processesWith("use strict; use warnings; no warnings 'exec'").filter((pid) => sameContainer(pid, processesWith(`1001.${marker}`)[0]))
+      expect(agent.length).toBe(1)
+      process.kill(agent[0], 'SIGSTOP')
+      let killed: Promise<boolean>
+      try {
+        killed = bash.kill(task.id)
+        // Gone while the agent is still stopped: the second exec (the kill script) did it.
+        await vi.waitFor(() => expect(processesWith(`.${marker}`)).toEqual([]), { timeout: 20_000 })
+        expect(fake.execs.filter((e) => e.command[2] === KILL_SCRIPT).length).toBe(1)
+      } finally {
+        process.kill(agent[0], 'SIGCONT')
+      }
+      expect(await killed).toBe(true)
+      expect(task.status).toBe('killed')
+    } finally {
+      await inst.dispose()
+    }
+  })
+})
+
+function startTime(pid: number): string {
+  const stat = execFileSync('cat', [`/proc/${pid}/stat`], { encoding: 'utf8' })
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]
+}
+
+function sameContainer(a: number, b: number | undefined): boolean {
+  if (b === undefined) return false
+  const ns = (pid: number) => execFileSync('readlink', [`/proc/${pid}/ns/pid`], { encoding: 'utf8' }).trim()
+  try {
+    return ns(a) === ns(b)
+  } catch {
+    return false
+  }
+}
+
