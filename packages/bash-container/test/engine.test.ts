@@ -88,7 +88,7 @@ describe('container executor config', () => {
   })
 
   it('its errors carry stable codes', () => {
-    expect(() => parseEngineUrl('ssh://me@host')).toThrow(expect.objectContaining({ code: 'DSH_CONTAINER_ENGINE_URL' }))
+    expect(() => parseEngineUrl('npipe:////./pipe/docker_engine')).toThrow(expect.objectContaining({ code: 'DSH_CONTAINER_ENGINE_URL' }))
     expect(() => parseEngineUrl('docker.sock')).toThrow(expect.objectContaining({ code: CONTAINER_ERROR.engineUrl }))
     expect(() => parseContainerConfig({ image: 'x', mountPath: 'work' })).toThrow(expect.objectContaining({ code: 'DSH_INVALID_CONFIG' }))
     expect(() => parseContainerConfig({ image: 'x', env: { 'A-B': 'c' } })).toThrow(expect.objectContaining({ code: CONTAINER_ERROR.invalidConfig }))
