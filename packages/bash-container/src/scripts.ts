@@ -142,7 +142,9 @@ sub control { my ($op, $id, $payload) = @_; my $c = $cmd{$id};
   elsif ($op eq 'eof') { $c->{ineof} = 1 unless $c->{pty}; flush_stdin($c) }
   elsif ($op eq 'size') { my ($cols, $rows) = split / /, $payload; set_size($c->{in}, $cols, $rows) if $c->{pty} && $c->{in} }
   elsif ($op eq 'count') { my @p = grep { $_ != $c->{pid} } scan($c); send_frame('count', $id, scalar @p) }
-  elsif ($op eq 'term') { if (signal_all($c, 'TERM')) { push @terms, { c => $c, kill_at => now() + $payload / 1000, next => now() + 0.01, step => 0.01 } } else { send_frame('termed', $id) } }
+  elsif ($op eq 'term') { my $hit = signal_all($c, 'TERM');
+    # A clean first scan still needs a second one before 'termed' (see timers).
+    push @terms, { c => $c, kill_at => now() + $payload / 1000, next => now() + 0.01, step => 0.01, clean => $hit ? 0 : 1 } }
   elsif ($op eq 'wait') { push @waits, { c => $c, next => now(), step => 0.01 } }
   elsif ($op eq 'forget') { close_stream($c, 'out'); close_stream($c, 'err'); close $c->{in} if $c->{in}; $c->{in} = undef; $c->{forgotten} = 1;
     delete $cmd{$id} if $c->{reaped}; @waits = grep { $_->{c} != $c } @waits } }
@@ -165,14 +167,18 @@ sub timers { my $t = now(); my $next;
   for my $x (@terms) { my $c = $x->{c};
     if ($t >= $x->{next}) {
       my $left = $t >= $x->{kill_at} ? signal_all($c, 'KILL') : scalar(scan($c));
-      if (!$left) { send_frame('termed', $c->{id}); $x->{done} = 1; next }
-      $x->{step} *= 2 if $x->{step} < 0.1; $x->{next} = $t + ($t >= $x->{kill_at} ? 0.05 : $x->{step});
-      $x->{next} = $x->{kill_at} if $t < $x->{kill_at} && $x->{next} > $x->{kill_at} }
+      # Empty only after two clean scans 10 ms apart: a process inside execve reads an empty
+      # environ (no marker) for a moment, so one clean scan can miss a double fork's last child.
+      if (!$left) { if (++$x->{clean} >= 2) { send_frame('termed', $c->{id}); $x->{done} = 1; next } $x->{next} = $t + 0.01 }
+      else { $x->{clean} = 0;
+        $x->{step} *= 2 if $x->{step} < 0.1; $x->{next} = $t + ($t >= $x->{kill_at} ? 0.05 : $x->{step});
+        $x->{next} = $x->{kill_at} if $t < $x->{kill_at} && $x->{next} > $x->{kill_at} } }
     $next = $x->{next} if !defined $next || $x->{next} < $next }
   @terms = grep { !$_->{done} } @terms;
   for my $x (@waits) { my $c = $x->{c};
-    if ($t >= $x->{next}) { if (!scan($c)) { send_frame('empty', $c->{id}); $x->{done} = 1; next }
-      $x->{step} *= 2 if $x->{step} < 0.2; $x->{next} = $t + $x->{step} }
+    if ($t >= $x->{next}) {
+      if (!scan($c)) { if (++$x->{clean} >= 2) { send_frame('empty', $c->{id}); $x->{done} = 1; next } $x->{next} = $t + 0.01 }
+      else { $x->{clean} = 0; $x->{step} *= 2 if $x->{step} < 0.2; $x->{next} = $t + $x->{step} } }
     $next = $x->{next} if !defined $next || $x->{next} < $next }
   @waits = grep { !$_->{done} } @waits;
   return defined $next ? ($next - $t > 0 ? $next - $t : 0.005) : undef }
