@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { executorConfigShape, nonNegativeInt, parseConfig, positiveInt } from '@deepseek-ai/dsh-bash-kit'
+import { kubernetesErrors } from './errors.js'
 
 /** Where the session's working directory is inside every pod (an `emptyDir` unless the template mounts something there). */
 export const DEFAULT_POD_WORKDIR = '/workspace'
@@ -71,10 +72,10 @@ export type KubernetesExecutorConfigInput = z.input<typeof kubernetesConfigSchem
 
 export function parseKubernetesConfig(input: unknown): KubernetesExecutorConfig {
   const config = parseConfig(kubernetesConfigSchema, input, 'kubernetes executor')
-  if (!config.mountPath.startsWith('/')) throw new Error('invalid kubernetes executor config: mountPath must be an absolute path')
-  if (config.podTemplate && config.podTemplateFile) throw new Error('invalid kubernetes executor config: podTemplate and podTemplateFile exclude each other')
+  if (!config.mountPath.startsWith('/')) throw kubernetesErrors.invalidConfig('mountPath must be an absolute path')
+  if (config.podTemplate && config.podTemplateFile) throw kubernetesErrors.invalidConfig('podTemplate and podTemplateFile exclude each other')
   for (const name of Object.keys(config.env)) {
-    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new Error(`invalid kubernetes executor config: env: bad variable name ${JSON.stringify(name)}`)
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw kubernetesErrors.invalidConfig(`env: bad variable name ${JSON.stringify(name)}`)
   }
   return config
 }

@@ -37,9 +37,9 @@ export class KubernetesExecutor extends AgentSessionExecutor<PodSession> {
       else kubeConfig.loadFromDefault()
       if (parsed.context) kubeConfig.setCurrentContext(parsed.context)
     } catch (error) {
-      throw new Error(kubernetesErrors.kubeconfig(describe(error)))
+      throw kubernetesErrors.kubeconfig(describe(error))
     }
-    if (!kubeConfig.getCurrentCluster()) throw new Error(kubernetesErrors.kubeconfig('no current cluster'))
+    if (!kubeConfig.getCurrentCluster()) throw kubernetesErrors.kubeconfig('no current cluster')
     const template = parsed.podTemplateFile ? readTemplate(parsed.podTemplateFile) : parsed.podTemplate
     const namespace = parsed.namespace ?? kubeConfig.getContextObject(kubeConfig.getCurrentContext())?.namespace ?? 'default'
     // Validates the template and the image now (a config error at load, not at the first command).
@@ -67,7 +67,7 @@ export class KubernetesExecutor extends AgentSessionExecutor<PodSession> {
     try {
       await this._ready
     } catch (error) {
-      throw new Error(kubernetesErrors.createFailed(`cannot create the NetworkPolicy: ${describe(error)}`))
+      throw kubernetesErrors.createFailed(`cannot create the NetworkPolicy: ${describe(error)}`)
     }
   }
 
@@ -110,8 +110,8 @@ export function readTemplate(path: string): Record<string, unknown> {
   try {
     value = loadYaml(readFileSync(path, 'utf8'))
   } catch (error) {
-    throw new Error(kubernetesErrors.badTemplate(`cannot read ${JSON.stringify(path)}: ${describe(error)}`))
+    throw kubernetesErrors.badTemplate(`cannot read ${JSON.stringify(path)}: ${describe(error)}`)
   }
-  if (!value || typeof value !== 'object' || Array.isArray(value)) throw new Error(kubernetesErrors.badTemplate(`${JSON.stringify(path)} does not hold an object`))
+  if (!value || typeof value !== 'object' || Array.isArray(value)) throw kubernetesErrors.badTemplate(`${JSON.stringify(path)} does not hold an object`)
   return value as Record<string, unknown>
 }

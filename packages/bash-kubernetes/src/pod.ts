@@ -49,7 +49,7 @@ export interface PodSettings {
  */
 export function buildPod(template: Record<string, unknown> | undefined, s: PodSettings): { pod: V1Pod; container: string } {
   const pod = structuredClone(template ?? {}) as V1Pod
-  if (pod.kind !== undefined && pod.kind !== 'Pod') throw new Error(kubernetesErrors.badTemplate(`kind must be Pod, got ${JSON.stringify(pod.kind)}`))
+  if (pod.kind !== undefined && pod.kind !== 'Pod') throw kubernetesErrors.badTemplate(`kind must be Pod, got ${JSON.stringify(pod.kind)}`)
   pod.apiVersion = 'v1'
   pod.kind = 'Pod'
   const metadata = (pod.metadata ??= {})
@@ -66,7 +66,7 @@ export function buildPod(template: Record<string, unknown> | undefined, s: PodSe
   if (s.container !== undefined) {
     container = spec.containers.find((c) => c.name === s.container)
     if (!container) {
-      if (spec.containers.length > 0) throw new Error(kubernetesErrors.noContainer(s.container))
+      if (spec.containers.length > 0) throw kubernetesErrors.noContainer(s.container)
       container = { name: s.container }
       spec.containers.push(container)
     }
@@ -77,9 +77,9 @@ export function buildPod(template: Record<string, unknown> | undefined, s: PodSe
       spec.containers.push(container)
     }
   }
-  if (typeof container.name !== 'string' || container.name === '') throw new Error(kubernetesErrors.badTemplate('every container needs a name'))
+  if (typeof container.name !== 'string' || container.name === '') throw kubernetesErrors.badTemplate('every container needs a name')
   if (s.image !== undefined) container.image = s.image
-  if (!container.image) throw new Error(kubernetesErrors.noImage())
+  if (!container.image) throw kubernetesErrors.noImage()
   container.command = ['perl', '-e', POD_MAIN_SCRIPT]
   container.args = []
   // The agent's exec brings its own stdin; the main process needs none.

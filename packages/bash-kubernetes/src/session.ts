@@ -68,7 +68,7 @@ export class PodSession extends AgentSession {
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
         timedOut = true
-        reject(new Error(kubernetesErrors.notReady(session.name, `not ready after ${spec.startTimeoutMs} ms`)))
+        reject(kubernetesErrors.notReady(session.name, `not ready after ${spec.startTimeoutMs} ms`))
       }, spec.startTimeoutMs)
       timer.unref?.()
     })
@@ -94,7 +94,7 @@ export class PodSession extends AgentSession {
     try {
       await api.createNamespacedPod({ namespace, body: spec.pod })
     } catch (error) {
-      throw new Error(kubernetesErrors.createFailed(describe(error)))
+      throw kubernetesErrors.createFailed(describe(error))
     }
     this.created = true
     await this.waitRunning(cancelled)
@@ -125,10 +125,10 @@ export class PodSession extends AgentSession {
       const phase = pod.status?.phase
       const state = pod.status?.containerStatuses?.find((c) => c.name === this.container)?.state
       if (phase === 'Running' && state?.running) return
-      if (phase === 'Failed' || phase === 'Succeeded') throw new Error(kubernetesErrors.notReady(this.name, `phase ${phase}${pod.status?.message ? `: ${pod.status.message}` : ''}`))
+      if (phase === 'Failed' || phase === 'Succeeded') throw kubernetesErrors.notReady(this.name, `phase ${phase}${pod.status?.message ? `: ${pod.status.message}` : ''}`)
       const waiting = state?.waiting
       if (waiting && ['ErrImagePull', 'ImagePullBackOff', 'InvalidImageName', 'CreateContainerConfigError', 'CreateContainerError'].includes(waiting.reason ?? '')) {
-        throw new Error(kubernetesErrors.notReady(this.name, `${waiting.reason}${waiting.message ? `: ${waiting.message}` : ''}`))
+        throw kubernetesErrors.notReady(this.name, `${waiting.reason}${waiting.message ? `: ${waiting.message}` : ''}`)
       }
       await new Promise((resolve) => setTimeout(resolve, delay))
       delay = Math.min(delay * 2, 500)
@@ -147,7 +147,7 @@ export class PodSession extends AgentSession {
       const ws = await new Exec(this.access.kubeConfig).exec(this.access.namespace, this.name, this.container, command, stdout, stderr, stdin, false, onStatus)
       return ws as unknown as ExecSocket
     } catch (error) {
-      throw new Error(kubernetesErrors.execFailed(this.name, describe(error)))
+      throw kubernetesErrors.execFailed(this.name, describe(error))
     }
   }
 

@@ -7,7 +7,7 @@ import { loadExecutorPlugin } from '@deepseek-ai/dsh-bash/conformance'
 import { KILL_SCRIPT } from '@deepseek-ai/dsh-bash-container'
 import { Context } from 'cordis'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
-import { ANNOTATION_SERVER, KubernetesExecutor, type KubernetesExecutorConfigInput, LABEL_EXECUTOR, NETWORK_POLICY_NAME, sweepDeadPods } from '../src/index.js'
+import { ANNOTATION_SERVER, KUBERNETES_ERROR, KubernetesExecutor, type KubernetesExecutorConfigInput, LABEL_EXECUTOR, NETWORK_POLICY_NAME, sweepDeadPods } from '../src/index.js'
 import { type FakeApiServer, FAKE_LABEL, startFakeApiServer } from './fake-apiserver.js'
 import { containersWithLabel, ENGINE_URL, processesWith, TEST_IMAGE, unavailableReason } from './docker.js'
 
@@ -109,7 +109,7 @@ describe.skipIf(skip !== undefined)('kubernetes executor: pods (fake API server 
     const inst = await load({ image: 'dsh-bash-no-such-image:never', startTimeoutMs: 20_000 })
     try {
       const bash = inst.executor
-      await expect(bash.run(bash.resolve({ command: 'true' }))).rejects.toThrow(/the session pod dsh-bash-\w+-1 did not start: ErrImagePull/)
+      await expect(bash.run(bash.resolve({ command: 'true' }))).rejects.toThrow(expect.objectContaining({ code: KUBERNETES_ERROR.notReady, message: expect.stringMatching(/the session pod dsh-bash-\w+-1 did not start: ErrImagePull/) }))
       expect([...fake.pods.keys()]).toEqual([])
     } finally {
       await inst.dispose()
@@ -127,6 +127,17 @@ describe.skipIf(skip !== undefined)('kubernetes executor: pods (fake API server 
     )
     expect(make({ kubeconfig: join(dir, 'missing'), image: 'x' })).toThrow(/^cannot load the kubeconfig: /)
     expect(make({ kubeconfig: fake.kubeconfigPath, image: 'x', mountPath: 'rel' })).toThrow('invalid kubernetes executor config: mountPath must be an absolute path')
+    // Stable codes (errors.ts): callers match on them, never on the text.
+    const codeOf = (f: () => unknown) => {
+      try {
+        f()
+      } catch (error) {
+        return (error as { code?: unknown }).code
+      }
+    }
+    expect(codeOf(make({ kubeconfig: fake.kubeconfigPath }))).toBe(KUBERNETES_ERROR.invalidConfig)
+    expect(codeOf(make({ kubeconfig: fake.kubeconfigPath, image: 'x', podTemplate: { kind: 'Deployment' } }))).toBe(KUBERNETES_ERROR.invalidConfig)
+    expect(codeOf(make({ kubeconfig: join(dir, 'missing'), image: 'x' }))).toBe(KUBERNETES_ERROR.kubeconfig)
   })
 
   it('the sweep deletes pods of dead servers of this host and leaves live ones', async () => {
