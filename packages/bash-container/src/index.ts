@@ -8,3 +8,4 @@ export { AgentSession, type AgentStream, type CommandSink } from './agent-sessio
 export { AgentSessionExecutor, type AgentSessionOptions } from './session-executor.js'
 export { launchThroughAgent } from './command.js'
 export { CONTAINER_ERROR, containerErrors, lostMessage } from './errors.js'
+export { workspaceArchive, type WorkspaceArchive, type WorkspaceArchiveOptions } from './workspace-archive.js'
