@@ -1,9 +1,9 @@
 import { AgentSession } from './agent-session.js'
 import { posix } from 'node:path'
-import { hasCode, messageOf } from '@deepseek-ai/dsh-bash'
+import { messageOf } from '@deepseek-ai/dsh-bash'
 import { AGENT_SCRIPT, LIFELINE_SCRIPT } from './scripts.js'
 import { EngineError, type EngineClient, type EngineStream } from './engine.js'
-import { CONTAINER_ERROR, containerErrors, lostMessage } from './errors.js'
+import { containerErrors, lostMessage } from './errors.js'
 import { workspaceArchive } from './workspace-archive.js'
 
 /** What one container is created with (the executor computes it from its config). */
@@ -136,14 +136,23 @@ export class ContainerSession extends AgentSession {
    */
   private async copyWorkspace(hostPath: string, mountPath: string, maxBytes: number, user: string | undefined): Promise<void> {
     const owner = await this.numericUser(user)
-    const archive = await workspaceArchive({ hostPath, prefix: posix.normalize(mountPath).replace(/^\/+|\/+$/g, ''), owner, maxBytes })
+    let archive
+    try {
+      archive = await workspaceArchive({ hostPath, prefix: posix.normalize(mountPath).replace(/^\/+|\/+$/g, ''), owner, maxBytes })
+    } catch (error) {
+      throw containerErrors.workspaceCopy(messageOf(error))
+    }
     try {
       await this.engine.putArchive(this.id, '/', archive.stream)
     } catch (error) {
+      // tar's own failure (if any) explains an engine that saw a cut stream.
+      const tarFailure = archive.failure
       archive.abort()
-      throw hasCode(error, CONTAINER_ERROR.workspaceCopy) ? error : containerErrors.workspaceCopy(`${mountPath}: ${messageOf(error)}`)
+      throw containerErrors.workspaceCopy(tarFailure ? messageOf(tarFailure) : `${mountPath}: ${messageOf(error)}`)
     }
-    await archive.done
+    await archive.done.catch((error: unknown) => {
+      throw containerErrors.workspaceCopy(messageOf(error))
+    })
   }
 
   /** `uid:gid` of the container user: parsed when numeric, else asked of the container (`id`). */

@@ -15,8 +15,12 @@
  * (`--ignore-failed-read`).
  */
 import { spawn } from 'node:child_process'
-import type { Readable } from 'node:stream'
-import { containerErrors } from './errors.js'
+import { PassThrough, type Readable } from 'node:stream'
+import { codedError } from '@deepseek-ai/dsh-bash'
+import { CONTAINER_ERROR } from './errors.js'
+
+/** A failure of the archive itself: the bare reason (each executor words its own message around it). */
+const failed = (why: string) => codedError(CONTAINER_ERROR.workspaceCopy, why)
 
 /** How to make the archive. */
 export interface WorkspaceArchiveOptions {
@@ -44,18 +48,20 @@ export interface WorkspaceArchive {
   bytes: number
   /** Resolves when tar has written everything and exited 0; rejects with a coded error otherwise. */
   done: Promise<void>
-  /** Stops tar (e.g. when the receiver failed). */
+  /** Stops tar (e.g. when the receiver failed); `done` then rejects. */
   abort(): void
+  /** tar's own failure, once it exited non-zero before any abort (undefined otherwise). */
+  readonly failure: Error | undefined
 }
 
 /**
  * Lists the workspace (`find`), checks the size limit, and starts `tar` over that list. Rejects
- * with `DSH_CONTAINER_WORKSPACE_COPY` when the workspace is larger than `maxBytes` or the tools fail.
+ * with `DSH_CONTAINER_WORKSPACE_COPY` (the bare reason as its message) when the workspace is larger than `maxBytes` or the tools fail.
  */
 export async function workspaceArchive(options: WorkspaceArchiveOptions): Promise<WorkspaceArchive> {
   const list = await listWorkspace(options.hostPath, options.prefix !== undefined)
   if (list.bytes > options.maxBytes) {
-    throw containerErrors.workspaceCopy(`the workspace ${options.hostPath} holds ${list.bytes} bytes in regular files, more than workspaceCopyMaxBytes (${options.maxBytes})`)
+    throw failed(`the workspace ${options.hostPath} holds ${list.bytes} bytes in regular files, more than workspaceCopyMaxBytes (${options.maxBytes})`)
   }
   const args = ['-c', '-f', '-', '--null', '--no-recursion', '-T', '-', '--ignore-failed-read', '--numeric-owner', '--mode=ug-s']
   if (options.owner) args.push(`--owner=${options.owner.uid}`, `--group=${options.owner.gid}`)
@@ -66,15 +72,35 @@ export async function workspaceArchive(options: WorkspaceArchiveOptions): Promis
   tar.stderr.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString('utf8')).slice(-2000)))
   tar.stdin.on('error', () => {})
   tar.stdin.end(list.names)
+  let aborted = false
+  let failure: Error | undefined
   const done = new Promise<void>((resolve, reject) => {
-    tar.once('error', (error) => reject(containerErrors.workspaceCopy(`cannot run tar: ${error.message}`)))
+    const fail = (error: Error) => {
+      if (!aborted) failure = error
+      reject(error)
+    }
+    tar.once('error', (error) => fail(failed(`cannot run tar: ${error.message}`)))
     tar.once('close', (code, signal) => {
       if (code === 0) resolve()
-      else reject(containerErrors.workspaceCopy(`tar exited with ${code ?? signal}${stderr.trim() ? `: ${stderr.trim().split('\n').slice(-1)[0]}` : ''}`))
+      else fail(failed(`tar exited with ${code ?? signal}${stderr.trim() ? `: ${stderr.trim().split('\n').slice(-1)[0]}` : ''}`))
     })
   })
   done.catch(() => {})
-  return { stream: tar.stdout, files: list.files, bytes: list.bytes, done, abort: () => tar.kill('SIGKILL') }
+  // Read from now on: Node drops the unread output of a child that exits with no reader attached.
+  const stream = tar.stdout.pipe(new PassThrough())
+  return {
+    stream,
+    files: list.files,
+    bytes: list.bytes,
+    done,
+    abort: () => {
+      aborted = true
+      tar.kill('SIGKILL')
+    },
+    get failure() {
+      return failure
+    },
+  }
 }
 
 /** `find`'s NUL-separated list of what is copied, with the regular files' total size. */
@@ -89,10 +115,10 @@ function listWorkspace(hostPath: string, withRoot: boolean): Promise<{ names: Bu
     let stderr = ''
     find.stdout.on('data', (chunk: Buffer) => chunks.push(chunk))
     find.stderr.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString('utf8')).slice(-2000)))
-    find.once('error', (error) => reject(containerErrors.workspaceCopy(`cannot run find: ${error.message}`)))
+    find.once('error', (error) => reject(failed(`cannot run find: ${error.message}`)))
     find.once('close', (code) => {
       // 1: some entries could not be read (permissions); what could be listed is copied.
-      if (code !== 0 && code !== 1) return reject(containerErrors.workspaceCopy(`find exited with ${code}: ${stderr.trim().split('\n').slice(-1)[0] ?? ''}`))
+      if (code !== 0 && code !== 1) return reject(failed(`find exited with ${code}: ${stderr.trim().split('\n').slice(-1)[0] ?? ''}`))
       const all = Buffer.concat(chunks)
       const names: Buffer[] = []
       let files = 0

@@ -44,9 +44,17 @@ export const kubernetesConfigSchema = z
     mountPath: z.string().default(DEFAULT_POD_WORKDIR),
     /**
      * A host directory whose paths map to `mountPath` (the tools pass the session's host cwd).
-     * Its files are NOT copied into the pod. Default `process.cwd()` at load.
+     * Its files are copied into the pod only with `workspaceMode: "copy"`. Default `process.cwd()` at load.
      */
     workspace: z.string().optional(),
+    /**
+     * `none`: the pod's `mountPath` starts as the template made it (an empty `emptyDir` by default);
+     * `copy`: the workspace's content is copied there (a tar stream into `tar -x` through an exec)
+     * before the session's first command. Changes stay in the pod and vanish with it.
+     */
+    workspaceMode: z.enum(['none', 'copy']).default('none'),
+    /** `copy` only: at most this many bytes of regular-file content are copied (else the session fails to start). */
+    workspaceCopyMaxBytes: positiveInt('workspaceCopyMaxBytes').default(1024 * 1024 * 1024),
     /** Extra variables of the session container. */
     env: z.record(z.string(), z.string()).default({}),
     /** Extra labels of every pod (the executor's own `dsh-bash.*` labels win). */

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { readFileSync } from 'node:fs'
+import { readFileSync, statSync } from 'node:fs'
 import { resolve as resolvePath } from 'node:path'
 import type { Context } from 'cordis'
 import { CoreV1Api, KubeConfig, loadYaml, NetworkingV1Api } from '@kubernetes/client-node'
@@ -44,7 +44,17 @@ export class KubernetesExecutor extends AgentSessionExecutor<PodSession> {
     const namespace = parsed.namespace ?? kubeConfig.getContextObject(kubeConfig.getCurrentContext())?.namespace ?? 'default'
     // Validates the template and the image now (a config error at load, not at the first command).
     buildPod(template, podSettings(parsed, 'dsh-bash-check', namespace))
-    super(ctx, parsed, { hostRoot: resolvePath(parsed.workspace ?? process.cwd()), mountPath: parsed.mountPath, idleTimeoutMs: parsed.idleTimeoutMs })
+    const hostRoot = resolvePath(parsed.workspace ?? process.cwd())
+    if (parsed.workspaceMode === 'copy') {
+      let stat
+      try {
+        stat = statSync(hostRoot)
+      } catch {
+        throw kubernetesErrors.invalidConfig(`workspace ${JSON.stringify(hostRoot)} does not exist`)
+      }
+      if (!stat.isDirectory()) throw kubernetesErrors.invalidConfig(`workspace ${JSON.stringify(hostRoot)} is not a directory`)
+    }
+    super(ctx, parsed, { hostRoot, mountPath: parsed.mountPath, idleTimeoutMs: parsed.idleTimeoutMs })
     this.kubernetesConfig = parsed
     this.kubeConfig = kubeConfig
     this.namespace = namespace
@@ -82,7 +92,15 @@ export class KubernetesExecutor extends AgentSessionExecutor<PodSession> {
     const access: PodAccess = { kubeConfig: this.kubeConfig, api: this.api, namespace: this.namespace }
     return PodSession.create(
       access,
-      { pod, container, shell: c.shell, secretPatterns: this.config.secretEnvPatterns, startTimeoutMs: c.startTimeoutMs, killFallbackMs: c.killFallbackMs },
+      {
+        pod,
+        container,
+        shell: c.shell,
+        secretPatterns: this.config.secretEnvPatterns,
+        startTimeoutMs: c.startTimeoutMs,
+        killFallbackMs: c.killFallbackMs,
+        ...(c.workspaceMode === 'copy' ? { workspaceCopy: { hostPath: this.sessionOptions.hostRoot!, mountPath: c.mountPath, maxBytes: c.workspaceCopyMaxBytes } } : {}),
+      },
       onGone,
     )
   }

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node'
@@ -114,6 +114,63 @@ describe.skipIf(skip !== undefined)('kubernetes executor: pods (fake API server 
     } finally {
       await inst.dispose()
     }
+  })
+
+  it('workspaceMode copy: the workspace arrives in the pod before the first command (nested directories, exec bit, symlink; owned by the pod user); the host is not changed', async () => {
+    const ws = mkdtempSync(join(tmpdir(), 'dsh-k8s-copy-'))
+    mkdirSync(join(ws, 'sub/deep'), { recursive: true })
+    writeFileSync(join(ws, 'a.txt'), 'hello\n')
+    writeFileSync(join(ws, 'sub/deep/run.sh'), '#!/bin/sh\necho ran\n', { mode: 0o755 })
+    symlinkSync('a.txt', join(ws, 'link'))
+    execFileSync('mkfifo', [join(ws, 'fifo')])
+    // Owned by 1234 on the host: in the pod the files belong to the user tar runs as (the fake's
+    // engine here runs pods as root, and its tmpfs emptyDir ignores mode=1777: no runAsUser).
+    execFileSync('chown', ['-hR', '1234:1234', ws])
+    const inst = await load({ workspace: ws, workspaceMode: 'copy' })
+    try {
+      const bash = inst.executor
+      expect(bash.resolve({ command: 'true', workdir: join(ws, 'sub') }).workdir).toBe('/workspace/sub')
+      const r = await bash.run(bash.resolve({ command: 'stat -c "%n %u %A" a.txt sub sub/deep sub/deep/run.sh link; sh sub/deep/run.sh; readlink link; test -e fifo || echo no fifo', owner: 'c' }))
+      expect(r.stdout.text).toBe(
+        ['a.txt 0 -rw-r--r--', 'sub 0 drwxr-xr-x', 'sub/deep 0 drwxr-xr-x', 'sub/deep/run.sh 0 -rwxr-xr-x', 'link 0 lrwxrwxrwx', 'ran', 'a.txt', 'no fifo', ''].join('\n'),
+      )
+      // One exec copied it (tar -x), before the agent's.
+      expect(fake.execs.filter((e) => e.command[0] === 'tar').map((e) => e.command)).toEqual([['tar', '-x', '-f', '-', '-C', '/workspace', '--no-same-owner']])
+      expect((await bash.run(bash.resolve({ command: 'echo changed > a.txt && rm -r sub && touch new && cat a.txt', owner: 'c' }))).stdout.text).toBe('changed\n')
+      expect(readFileSync(join(ws, 'a.txt'), 'utf8')).toBe('hello\n')
+      expect(existsSync(join(ws, 'sub/deep/run.sh'))).toBe(true)
+      expect(existsSync(join(ws, 'new'))).toBe(false)
+    } finally {
+      await inst.dispose()
+      rmSync(ws, { recursive: true, force: true })
+    }
+  })
+
+  it('workspaceMode copy: a mountPath the pod cannot write, a workspace over the limit, a missing workspace: coded errors, nothing left', async () => {
+    const ws = mkdtempSync(join(tmpdir(), 'dsh-k8s-copy-'))
+    writeFileSync(join(ws, 'five'), '12345')
+    // The template mounts a read-only volume at the mount path: tar -x fails in the pod.
+    const template = { spec: { containers: [{ name: 'bash', volumeMounts: [{ name: 'ro', mountPath: '/workspace', readOnly: true }] }], volumes: [{ name: 'ro', emptyDir: {} }] } }
+    for (const config of [{ podTemplate: template }, { workspaceCopyMaxBytes: 4 }]) {
+      const inst = await load({ workspace: ws, workspaceMode: 'copy', ...config })
+      try {
+        const bash = inst.executor
+        const error = await bash.run(bash.resolve({ command: 'true' })).then(() => undefined, (e: unknown) => e as Error & { code?: string })
+        expect(error?.code).toBe(KUBERNETES_ERROR.workspaceCopy)
+        expect(error?.message).toMatch(
+          'podTemplate' in config
+            ? /^cannot copy the workspace into the session pod dsh-bash-\w+-1: tar -x -C \/workspace: .*Read-only file system/
+            : /^cannot copy the workspace into the session pod dsh-bash-\w+-1: the workspace .* holds 5 bytes in regular files, more than workspaceCopyMaxBytes \(4\)$/,
+        )
+        expect([...fake.pods.keys()]).toEqual([])
+      } finally {
+        await inst.dispose()
+      }
+    }
+    expect(() => new KubernetesExecutor(new Context(), { kubeconfig: fake.kubeconfigPath, image: 'x', sweep: false, networkPolicy: false, workspace: join(ws, 'missing'), workspaceMode: 'copy' })).toThrow(
+      expect.objectContaining({ code: KUBERNETES_ERROR.invalidConfig, message: `invalid kubernetes executor config: workspace ${JSON.stringify(join(ws, 'missing'))} does not exist` }),
+    )
+    rmSync(ws, { recursive: true, force: true })
   })
 
   it('config errors at load: no image anywhere, a bad template, a missing kubeconfig', async () => {
