@@ -2,7 +2,7 @@ export { ContainerExecutor } from './executor.js'
 export { containerConfigSchema, parseContainerConfig, DEFAULT_MOUNT_PATH, type ContainerExecutorConfig, type ContainerExecutorConfigInput } from './config.js'
 export { EngineClient, EngineError, parseEngineUrl, engineUrlFromEnv, engineTlsFromEnv, loadEngineTls, DEFAULT_ENGINE_URL, type EngineAddress, type EngineStream, type EngineTls } from './engine.js'
 export { sweepDeadServers, serverIdentity, isDeadServer, LABEL_EXECUTOR, LABEL_SERVER } from './sweep.js'
-export { AGENT_SCRIPT, KILL_SCRIPT, LIFELINE_SCRIPT } from './scripts.js'
+export { AGENT_PROCESS_NAME, AGENT_SCRIPT, KILL_SCRIPT, LIFELINE_SCRIPT } from './scripts.js'
 // The backend-neutral agent session, for other backends of the same in-container agent (Kubernetes).
 export { AgentSession, type AgentStream, type CommandSink } from './agent-session.js'
 export { AgentSessionExecutor, type AgentSessionOptions } from './session-executor.js'

@@ -72,6 +72,12 @@ export const kubernetesConfigSchema = z
      * processes through a second exec (the agent may be stuck).
      */
     killFallbackMs: positiveInt('killFallbackMs').default(5_000),
+    /**
+     * The pod's lifeline: its main process exits (and with it every process of the session
+     * container) once the agent has been gone this many seconds — after the server died or lost
+     * the exec. 0: the main process never exits (the pod runs until deleted or its deadline).
+     */
+    lifelineSeconds: nonNegativeInt('lifelineSeconds').default(3),
   })
   .strict()
 

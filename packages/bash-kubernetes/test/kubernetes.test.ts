@@ -1,10 +1,11 @@
-import { execFileSync } from 'node:child_process'
+import { execFileSync, spawn } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node'
 import { loadExecutorPlugin } from '@deepseek-ai/dsh-bash/conformance'
-import { KILL_SCRIPT } from '@deepseek-ai/dsh-bash-container'
+import { AGENT_PROCESS_NAME, KILL_SCRIPT } from '@deepseek-ai/dsh-bash-container'
 import { Context } from 'cordis'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { ANNOTATION_SERVER, KUBERNETES_ERROR, KubernetesExecutor, type KubernetesExecutorConfigInput, LABEL_EXECUTOR, NETWORK_POLICY_NAME, sweepDeadPods } from '../src/index.js'
@@ -173,6 +174,58 @@ describe.skipIf(skip !== undefined)('kubernetes executor: pods (fake API server 
     rmSync(ws, { recursive: true, force: true })
   })
 
+  it('the pod lifeline: after SIGKILL of its server the pod\'s processes are gone within seconds and the next sweep deletes the pod; a clean stop deletes it', async () => {
+    const child = (marker: string) => {
+      const proc = spawn(process.execPath, [fileURLToPath(new URL('./lifeline-child.mjs', import.meta.url)), fake.kubeconfigPath, TEST_IMAGE, marker], { stdio: ['ignore', 'pipe', 'inherit'] })
+      const ready = new Promise<string>((resolve, reject) => {
+        let out = ''
+        proc.stdout.on('data', (chunk: Buffer) => {
+          out += chunk.toString()
+          if (out.includes('\n')) resolve(out.trim())
+        })
+        proc.once('exit', (code) => reject(new Error(`the child exited (${code}) before it was ready`)))
+      })
+      return { proc, ready }
+    }
+    const marker = `${process.pid}${Date.now() % 100000}`
+    const killed = child(marker)
+    const line = await killed.ready
+    expect(line).toMatch(/^ready dsh-bash-\w+-1$/)
+    const pod = line.split(' ')[1]
+    const containerId = fake.pods.get(`default/${pod}`)!.containerId!
+    expect(processesWith(`1000.${marker}`)).toHaveLength(1)
+    const exited = new Promise((resolve) => killed.proc.once('exit', resolve))
+    killed.proc.kill('SIGKILL')
+    const killedAt = Date.now()
+    // Reaped: a zombie would still look alive to the sweep (same pid, same start time).
+    await exited
+    // The agent's exec closes, the agent kills its commands and exits; the main process sees no agent
+    // for lifelineSeconds (3) and exits: the container stops, nothing of the session runs.
+    await vi.waitFor(() => expect(inspect(containerId).State.Running).toBe(false), { timeout: 15_000, interval: 100 })
+    console.log(`[dsh-bash-kubernetes] the pod's container stopped ${Date.now() - killedAt} ms after SIGKILL of its server`)
+    expect(processesWith(`1000.${marker}`)).toEqual([])
+    const kc = new KubeConfig()
+    kc.loadFromFile(fake.kubeconfigPath)
+    expect((await kc.makeApiClient(CoreV1Api).readNamespacedPod({ name: pod, namespace: 'default' })).status?.phase).toBe('Succeeded')
+    // The pod object stays until a server of this host sweeps it (at load).
+    expect(fake.pods.has(`default/${pod}`)).toBe(true)
+    const next = await load({ sweep: true })
+    try {
+      await next.executor.run(next.executor.resolve({ command: 'true', owner: 'n' }))
+      expect(fake.pods.has(`default/${pod}`)).toBe(false)
+    } finally {
+      await next.dispose()
+    }
+    // A clean stop (SIGTERM → dispose) deletes the pod at once.
+    const stopped = child(`${marker}9`)
+    const pod2 = (await stopped.ready).split(' ')[1]
+    expect(fake.pods.has(`default/${pod2}`)).toBe(true)
+    stopped.proc.kill('SIGTERM')
+    expect(await new Promise((resolve) => stopped.proc.once('exit', (code, signal) => resolve(signal ?? code)))).toBe(0)
+    expect(fake.pods.has(`default/${pod2}`)).toBe(false)
+    expect(processesWith(`1000.${marker}9`)).toEqual([])
+  })
+
   it('config errors at load: no image anywhere, a bad template, a missing kubeconfig', async () => {
     const make = (config: KubernetesExecutorConfigInput) => () => new KubernetesExecutor(new Context(), { sweep: false, networkPolicy: false, ...config })
     expect(make({ kubeconfig: fake.kubeconfigPath })).toThrow('invalid kubernetes executor config: image is required (neither the config nor the pod template names one)')
@@ -223,7 +276,7 @@ describe.skipIf(skip !== undefined)('kubernetes executor: pods (fake API server 
       // The shell may or may not have exec'd into its last command: one or two processes carry 1001.
       await vi.waitFor(() => expect(processesWith(`1001.${marker}`).length).toBeGreaterThanOrEqual(1), { timeout: 20_000 })
       // Freeze the agent (its processes are visible from the host): it cannot answer the kill.
-      const agent = processesWith("use strict; use warnings; no warnings 'exec'").filter((pid) => sameContainer(pid, processesWith(`1001.${marker}`)[0]))
+      const agent = agentProcesses().filter((pid) => sameContainer(pid, processesWith(`1001.${marker}`)[0]))
       expect(agent.length).toBe(1)
       process.kill(agent[0], 'SIGSTOP')
       let killed: Promise<boolean>
@@ -242,6 +295,17 @@ describe.skipIf(skip !== undefined)('kubernetes executor: pods (fake API server 
     }
   })
 })
+
+/** Live agents on this machine (their command line is exactly the agent's process name). */
+function agentProcesses(): number[] {
+  return processesWith(AGENT_PROCESS_NAME).filter((pid) => {
+    try {
+      return new RegExp(`^${AGENT_PROCESS_NAME}\0+$`).test(readFileSync(`/proc/${pid}/cmdline`, 'latin1'))
+    } catch {
+      return false
+    }
+  })
+}
 
 function startTime(pid: number): string {
   const stat = execFileSync('cat', [`/proc/${pid}/stat`], { encoding: 'utf8' })
