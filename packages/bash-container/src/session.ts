@@ -51,20 +51,8 @@ export class ContainerSession extends AgentSession {
    */
   static async create(engine: EngineClient, name: string, spec: ContainerSpec, onGone: (session: AgentSession) => void): Promise<ContainerSession> {
     const session = new ContainerSession(engine, name, onGone)
-    let timer: NodeJS.Timeout | undefined
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(containerErrors.createFailed(`not ready after ${spec.startTimeoutMs} ms`)), spec.startTimeoutMs)
-      timer.unref?.()
-    })
-    try {
-      await Promise.race([session.boot(spec), timeout])
-      return session
-    } catch (error) {
-      await session.remove()
-      throw error
-    } finally {
-      clearTimeout(timer)
-    }
+    await session.bootWithin(spec.startTimeoutMs, () => containerErrors.createFailed(`not ready after ${spec.startTimeoutMs} ms`), () => session.boot(spec))
+    return session
   }
 
   private async boot(spec: ContainerSpec): Promise<void> {
@@ -108,6 +96,7 @@ export class ContainerSession extends AgentSession {
       throw containerErrors.createFailed(messageOf(error))
     }
     this.id = created.Id
+    await this.stopIfRemoved()
     // The lifeline is attached before the start: from its first instant the container lives only
     // as long as this connection.
     this.lifeline = await this.engine.hijack(`/containers/${this.id}/attach?stream=1&stdin=1&stdout=0&stderr=0`)
@@ -117,6 +106,7 @@ export class ContainerSession extends AgentSession {
     } catch (error) {
       throw containerErrors.createFailed(messageOf(error))
     }
+    await this.stopIfRemoved()
     if (spec.workspace?.mode === 'copy') await this.copyWorkspace(spec.workspace.hostPath, spec.workspace.mountPath, spec.workspace.copyMaxBytes, spec.user)
     const exec = await this.engine.request<{ Id: string }>('POST', `/containers/${this.id}/exec`, {
       AttachStdin: true,
@@ -127,6 +117,17 @@ export class ContainerSession extends AgentSession {
       ...(spec.user ? { User: spec.user } : {}),
     })
     await this.startAgent(await this.engine.hijack(`/exec/${exec.Id}/start`, { Detach: false, Tty: false }))
+  }
+
+  /**
+   * The start deadline passed (or the session was removed) while a step of `boot` was under way:
+   * `remove()` found nothing to delete yet, so what this step created is deleted here, and `boot`
+   * stops (nobody awaits it any more).
+   */
+  private async stopIfRemoved(): Promise<void> {
+    if (!this.lost) return
+    await this.destroyBackend()
+    throw containerErrors.createFailed('removed while starting')
   }
 
   /**

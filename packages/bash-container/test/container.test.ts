@@ -8,7 +8,7 @@ import { Context } from 'cordis'
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest'
 import { BASH_ERROR } from '@deepseek-ai/dsh-bash'
 import { CONTAINER_ERROR, ContainerExecutor, type ContainerExecutorConfigInput, EngineClient, LABEL_EXECUTOR, LABEL_SERVER, sweepDeadServers } from '../src/index.js'
-import { containersWithLabel, ENGINE_URL, TEST_IMAGE, unavailableReason } from './docker.js'
+import { containersWithLabel, createdAndDestroyed, ENGINE_URL, TEST_IMAGE, unavailableReason } from './docker.js'
 
 const skip = unavailableReason()
 if (skip) console.warn(`[dsh-bash-container] skipping the container executor tests: ${skip}`)
@@ -137,6 +137,14 @@ describe.skipIf(skip !== undefined)('container executor: sessions, confinement, 
       expect.objectContaining({ code: BASH_ERROR.invalidConfig, message: `invalid container executor config: workspace ${JSON.stringify(join(workspace, 'missing'))} does not exist` }),
     )
     rmSync(join(workspace, 'five'))
+  })
+
+  it('a container not ready within startTimeoutMs fails the call with a coded error, and the container is removed', async () => {
+    const since = Math.floor(Date.now() / 1000) - 1
+    const bash = await create({ startTimeoutMs: 1 })
+    await expect(run(bash, 'true')).rejects.toMatchObject({ code: CONTAINER_ERROR.createFailed, message: 'cannot create the session container: not ready after 1 ms' })
+    // The container the engine creates after the deadline is removed too (seen in the engine's events).
+    await createdAndDestroyed(label, since)
   })
 
   it('confinement: no network, no capabilities, no new privileges, limits applied', async () => {

@@ -76,24 +76,8 @@ export class PodSession extends AgentSession {
   static async create(access: PodAccess, spec: PodSessionSpec, onGone: (session: AgentSession) => void): Promise<PodSession> {
     const session = new PodSession(access, spec.pod.metadata!.name!, spec.container, onGone)
     session.killFallbackMs = spec.killFallbackMs
-    let timer: NodeJS.Timeout | undefined
-    let timedOut = false
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => {
-        timedOut = true
-        reject(kubernetesErrors.notReady(session.name, `not ready after ${spec.startTimeoutMs} ms`))
-      }, spec.startTimeoutMs)
-      timer.unref?.()
-    })
-    try {
-      await Promise.race([session.boot(spec, () => timedOut), timeout])
-      return session
-    } catch (error) {
-      await session.remove()
-      throw error
-    } finally {
-      clearTimeout(timer)
-    }
+    await session.bootWithin(spec.startTimeoutMs, () => kubernetesErrors.notReady(session.name, `not ready after ${spec.startTimeoutMs} ms`), (cancelled) => session.boot(spec, cancelled))
+    return session
   }
 
   private created = false
@@ -110,7 +94,9 @@ export class PodSession extends AgentSession {
       throw kubernetesErrors.createFailed(describe(error))
     }
     this.created = true
+    await this.stopIfRemoved()
     await this.waitRunning(cancelled)
+    await this.stopIfRemoved()
     if (spec.workspaceCopy && !cancelled()) await this.copyWorkspace(spec.workspaceCopy)
     const stdin = new PassThrough()
     const stdout = new PassThrough()
@@ -127,6 +113,16 @@ export class PodSession extends AgentSession {
     ws.on('error', () => {})
     const stream: AgentStream = { stdin, stdout, stderr, closed, destroy: () => ws.close() }
     await this.startAgent(stream)
+  }
+
+  /**
+   * The start deadline passed (or the session was removed) while a step of `boot` was under way:
+   * `remove()` may have found no pod to delete yet, so it is deleted here, and `boot` stops.
+   */
+  private async stopIfRemoved(): Promise<void> {
+    if (!this.lost) return
+    await this.destroyBackend()
+    throw kubernetesErrors.notReady(this.name, 'removed while starting')
   }
 
   /** Polls the pod until its container runs; a terminal phase or a waiting reason that will not pass fails. */

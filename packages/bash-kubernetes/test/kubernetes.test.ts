@@ -10,7 +10,7 @@ import { Context } from 'cordis'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { ANNOTATION_SERVER, KUBERNETES_ERROR, KubernetesExecutor, type KubernetesExecutorConfigInput, LABEL_EXECUTOR, NETWORK_POLICY_NAME, sweepDeadPods } from '../src/index.js'
 import { type FakeApiServer, FAKE_LABEL, startFakeApiServer } from './fake-apiserver.js'
-import { containersWithLabel, ENGINE_URL, processesWith, TEST_IMAGE, unavailableReason } from './docker.js'
+import { containersWithLabel, createdAndDestroyed, ENGINE_URL, processesWith, TEST_IMAGE, unavailableReason } from './docker.js'
 
 const skip = unavailableReason()
 if (skip) console.warn(`[dsh-bash-kubernetes] skipping the pod tests against the fake API server: ${skip}`)
@@ -224,6 +224,23 @@ describe.skipIf(skip !== undefined)('kubernetes executor: pods (fake API server 
     expect(await new Promise((resolve) => stopped.proc.once('exit', (code, signal) => resolve(signal ?? code)))).toBe(0)
     expect(fake.pods.has(`default/${pod2}`)).toBe(false)
     expect(processesWith(`1000.${marker}9`)).toEqual([])
+  })
+
+  it('a pod not ready within startTimeoutMs fails the command with a coded error, and the pod is deleted', async () => {
+    const since = Math.floor(Date.now() / 1000) - 1
+    const inst = await load({ startTimeoutMs: 1 })
+    try {
+      const bash = inst.executor
+      await expect(bash.run(bash.resolve({ command: 'true' }))).rejects.toMatchObject({
+        code: KUBERNETES_ERROR.notReady,
+        message: expect.stringMatching(/^the session pod dsh-bash-\w+-1 did not start: not ready after 1 ms$/),
+      })
+      // The pod the API creates after the deadline is deleted too (its container seen in the engine's events).
+      await createdAndDestroyed(`${FAKE_LABEL}=${fake.id}`, since)
+      expect([...fake.pods.keys()]).toEqual([])
+    } finally {
+      await inst.dispose()
+    }
   })
 
   it('config errors at load: no image anywhere, a bad template, a missing kubeconfig', async () => {
