@@ -22,7 +22,6 @@ export {
   SECRET_INPUT_ERROR,
   TYPED_TEXT,
   ASK_USER_SENTENCE,
-  HIDDEN_REPLY,
-  MIN_HIDDEN_REPLY,
 } from './secret-input.js'
+export { ReplyMask, HIDDEN_REPLY, MIN_HIDDEN_REPLY } from './reply-mask.js'
 export { readAfterInput, QUIET_MS } from './input.js'
