@@ -22,7 +22,7 @@ export interface SpillThreshold {
 
 /**
  * A character still incomplete in the decoder counts 0 here but becomes U+FFFD (3 bytes) if the
- * stream ends inside it: while a stream's last byte is not ASCII, it counts this much more.
+ * stream ends inside it: while a stream may end inside one, it counts this much more.
  */
 const PENDING_SLACK = 3
 
@@ -37,8 +37,8 @@ export class SpillMeter {
   readonly #decoders = { stdout: new TextDecoder('utf-8', { fatal: false, ignoreBOM: true }), stderr: new TextDecoder('utf-8', { fatal: false, ignoreBOM: true }) }
   /** Per stream: the decoded text so far ends in a line without its newline. */
   readonly #openLine = { stdout: false, stderr: false }
-  /** Per stream: bytes that may still become a U+FFFD (see PENDING_SLACK). */
-  readonly #pending = { stdout: 0, stderr: 0 }
+  /** Per stream: its last (up to 4) bytes, to tell whether it stops inside a character. */
+  readonly #tail = { stdout: Buffer.alloc(0), stderr: Buffer.alloc(0) }
   #bytes = 0
   #newlines = 0
   #over = false
@@ -63,14 +63,34 @@ export class SpillMeter {
       this.#newlines += count(text, '\n')
       this.#openLine[stream] = !text.endsWith('\n')
     }
-    this.#pending[stream] = chunk[chunk.length - 1] >= 0x80 ? PENDING_SLACK : 0
-    const lines = this.#newlines + Number(this.#openLine.stdout) + Number(this.#openLine.stderr)
+    this.#tail[stream] = Buffer.concat([this.#tail[stream], chunk.subarray(-4)]).subarray(-4)
+    const inside = { stdout: endsInsideCharacter(this.#tail.stdout), stderr: endsInsideCharacter(this.#tail.stderr) }
+    // A stream stopping inside a character may still add a U+FFFD, and with it an unfinished line.
+    const pendingBytes = PENDING_SLACK * (Number(inside.stdout) + Number(inside.stderr))
+    const lines = this.#newlines + Number(this.#openLine.stdout || inside.stdout) + Number(this.#openLine.stderr || inside.stderr)
     const { bytes, lines: maxLines } = this.#threshold
-    if ((bytes !== undefined && this.#bytes + this.#pending.stdout + this.#pending.stderr > bytes) || (maxLines !== undefined && lines > maxLines)) {
+    if ((bytes !== undefined && this.#bytes + pendingBytes > bytes) || (maxLines !== undefined && lines > maxLines)) {
       this.#over = true
       this.#onOver()
     }
   }
+}
+
+/**
+ * True when the bytes may stop inside a UTF-8 character: a lead byte followed by fewer continuation
+ * bytes than it announces, or only continuation bytes (their lead is further back: assumed so).
+ */
+export function endsInsideCharacter(tail: Uint8Array): boolean {
+  let i = tail.length - 1
+  let continuations = 0
+  while (i >= 0 && (tail[i] & 0xc0) === 0x80) {
+    i--
+    continuations++
+  }
+  if (i < 0) return continuations > 0
+  const lead = tail[i]
+  const length = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1
+  return continuations + 1 < length
 }
 
 function count(text: string, char: string): number {
