@@ -105,7 +105,8 @@ export class OutputCollector {
    */
   requireSpill(): void {
     this.#spillRequired = true
-    if (this.#spillState !== 'none' || this.#total === 0) return
+    // A file must start at byte 0: never from a memory that no longer holds it (after dispose()).
+    if (this.#spillState !== 'none' || this.#total === 0 || this.#start !== 0) return
     this.#openSpill(this.#total)
     // A stream that already ended gets its file complete at once.
     if (this.#ended) this.#closeSpill()

@@ -504,6 +504,15 @@ describe('OutputCollector: requireSpill (a reader may cut a stream memory holds 
     expect(fs.existsSync(spillAt())).toBe(false)
   })
 
+  it('after dispose() it writes no file (memory no longer holds the stream)', () => {
+    const c = collector(100)
+    c.write('gone\n')
+    c.dispose()
+    c.requireSpill()
+    expect(c.spillPath).toBeUndefined()
+    expect(fs.existsSync(spillAt())).toBe(false)
+  })
+
   it('onWrite sees every accepted chunk, in order, and nothing after end()', () => {
     const seen: string[] = []
     const c = collector(3, { onWrite: (bytes) => seen.push(bytes.toString()) })
