@@ -27,7 +27,7 @@ export interface ResultBudget {
  * markers of `bash` (leftover, sandbox denial and escalation hint, timeout, exit code or signal; or
  * the yield marker), of `bash_output` (the dropped-output line, the status line with its reason, the
  * sandbox markers), and the `bash_input` first line after a typed reply. The longest of each that
- * the renderer writes is measured against it in render.test.ts.
+ * the renderer writes is measured against it in test/budget.test.ts.
  */
 export const MARKER_RESERVE: Readonly<ResultBudget> = Object.freeze({ bytes: 1024, lines: 16 })
 
