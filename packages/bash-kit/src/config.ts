@@ -26,6 +26,16 @@ export const executorConfigShape = {
   maxOutputBytes: positiveInt('maxOutputBytes').default(64_000),
   /** Time between SIGTERM and SIGKILL (ms). */
   graceMs: duration('graceMs', nonNegativeInt('graceMs')).default(3_000),
+  /**
+   * Spill threshold over both streams: a launch whose stdout and stderr together exceed this many
+   * bytes (of the text the model reads) keeps a spill file of each stream, even while memory holds
+   * them whole; an interactive task then spills its raw terminal stream from its first byte. Unset:
+   * a stream spills only when it overflows `maxOutputBytes`. A front end that cuts results to a
+   * budget sets it (and `spillAboveLines`) below the budget: then every cut names a complete file.
+   */
+  spillAboveBytes: nonNegativeInt('spillAboveBytes').optional(),
+  /** Spill threshold in lines (stdout's plus stderr's), as `spillAboveBytes`. Unset: none. */
+  spillAboveLines: nonNegativeInt('spillAboveLines').optional(),
   /** Longest stream kept as a spill file (bytes); 0 disables spill files. */
   maxSpillBytes: nonNegativeInt('maxSpillBytes').default(64 * 1024 * 1024),
   /** Parent directory of the executor's private spill directory; default the OS temp dir. */

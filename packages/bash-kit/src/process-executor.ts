@@ -321,7 +321,7 @@ export abstract class ProcessExecutor extends BashExecutor {
       view: new TaskView(id, spec.command, spec.workdir, undefined, spec.interactive === true),
       ...(spec.interactive ? { terminal: new TerminalView() } : {}),
       owner: spec.owner,
-      output: this._output(id, spec.owner),
+      output: this._output(id, spec.owner, spec.interactive === true),
       processesGone: false,
       stopRequested: false,
     }
@@ -494,7 +494,9 @@ export abstract class ProcessExecutor extends BashExecutor {
     while (this._runSpills.length > this.config.maxFinishedTasks) this._runSpills.shift()!.dispose()
   }
 
-  private _output(label: string, owner: string | undefined): OutputPair {
+  private _output(label: string, owner: string | undefined, interactive = false): OutputPair {
+    const { spillAboveBytes: bytes, spillAboveLines: lines } = this.config
+    const threshold = bytes === undefined && lines === undefined ? undefined : interactive ? { bytes: 0 } : { bytes, lines }
     return new OutputPair(
       {
         maxBytes: this.config.maxOutputBytes,
@@ -502,6 +504,10 @@ export abstract class ProcessExecutor extends BashExecutor {
         dir: this.ownerSpillDir(owner),
         label,
         keepSpillFile: this.config.keepSpillFiles,
+        // An interactive task's reads are the terminal's text, not the raw stream: their size is not
+        // bounded by the stream's (a cursor move prints blank lines, a screen is redrawn), so under a
+        // threshold the raw stream always spills and a cut read can name it.
+        ...(threshold ? { spillAbove: threshold } : {}),
       },
       join,
     )

@@ -11,7 +11,7 @@ export {
   bashPromptSection,
   yieldSentence,
 } from './descriptions.js'
-export { type ResultBudget, checkBudget, tailWithin, lineCount, fits } from './budget.js'
+export { type ResultBudget, checkBudget, tailWithin, lineCount, fits, MARKER_RESERVE, spillThreshold } from './budget.js'
 export { presentBashCall, presentBashResult, presentTaskCall, presentTaskResult, readRunStatus, type RunStatus } from './present.js'
 export { TOOL_BASH_ERROR } from './errors.js'
 export {

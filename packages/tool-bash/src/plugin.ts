@@ -3,7 +3,7 @@ import type { Context } from 'cordis'
 import type { BashExecRequest, BashTask, BashTaskRead } from '@deepseek-ai/dsh-bash'
 import type { ApprovalService, ToolCall, ToolCaller, ToolContent } from '@deepseek-ai/dsh-tools'
 import { CALLER_ERROR, hasCode, messageOf } from '@deepseek-ai/dsh-tools'
-import { type ResultBudget, checkBudget } from './budget.js'
+import { byteLength, checkBudget, lineCount, type ResultBudget } from './budget.js'
 import { BASH_INPUT_DESCRIPTION, BASH_KILL_DESCRIPTION, BASH_OUTPUT_DESCRIPTION, bashDescription } from './descriptions.js'
 import { readAfterInput } from './input.js'
 import { ReplyMask } from './reply-mask.js'
@@ -91,7 +91,11 @@ export const ToolBash = {
     const budget = config.resultBudget
     // Replies typed by a person, hidden in every later read of their task (reply-mask.ts).
     const replies = new ReplyMask()
-    const readText = (id: string, read: BashTaskRead) => renderRead({ ...read, delta: replies.hide(id, read.delta) }, { escalationHint: escalationPossible(ctx), budget })
+    // `lead`: a first line before the read (after a typed reply); the budget holds it too.
+    const readText = (id: string, read: BashTaskRead, lead = '') => {
+      const room = budget && lead ? { bytes: Math.max(1, budget.bytes - byteLength(lead)), lines: Math.max(1, budget.lines - lineCount(lead)) } : budget
+      return lead + renderRead({ ...read, delta: replies.hide(id, read.delta) }, { escalationHint: escalationPossible(ctx), budget: room })
+    }
 
     ctx.tools.register({
       name: 'bash',
@@ -173,7 +177,7 @@ export const ToolBash = {
           // A person types the reply (secret-input.ts); the model reads only that it was typed.
           await sendUserReply(ctx, call, args.task_id, args.ask_user, replies)
           const read = await readAfterInput(bash, args.task_id, args.wait_ms ?? DEFAULT_INPUT_WAIT_MS, call.signal)
-          return `${TYPED_TEXT}\n${readText(args.task_id, read)}`
+          return readText(args.task_id, read, `${TYPED_TEXT}\n`)
         }
         // Not interactive, or finished: the executor's coded errors, before any wait.
         await bash.write(args.task_id, args.text ?? '')
