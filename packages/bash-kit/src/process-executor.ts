@@ -14,6 +14,7 @@ import {
   unknownTaskError,
   BASH_ERROR,
   codedError,
+  messageOf,
   sleep,
   type OutputListener,
   interactiveUnsupportedError,
@@ -572,8 +573,4 @@ export function taskStatusText(task: Pick<BashTask, 'status' | 'exitCode' | 'sig
   if (task.status === 'running') return 'running'
   if (task.status === 'completed') return `completed, exit code: ${task.exitCode ?? 'unknown'}`
   return task.signal ? `killed by ${task.signal}${why}` : `killed${why}`
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error)
 }
