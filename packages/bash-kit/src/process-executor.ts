@@ -274,7 +274,7 @@ export abstract class ProcessExecutor extends BashExecutor {
     try {
       this.adopted(task, run, launched)
     } catch (error) {
-      console.error(`[dsh-bash] adopting ${run.id} as ${task.id} failed:`, error)
+      this.logger.error(`adopting ${run.id} as ${task.id} failed:`, error)
     }
     const entry: TaskEntry = {
       view: new TaskView(task.id, spec.command, spec.workdir, startedAt),
@@ -309,7 +309,7 @@ export abstract class ProcessExecutor extends BashExecutor {
     try {
       await launched.release()
     } catch (error) {
-      console.error(`[dsh-bash] releasing ${entry.view.id} failed:`, error)
+      this.logger.error(`releasing ${entry.view.id} failed:`, error)
     }
     this._finish(entry, exit, launched.lostReason?.() ?? failure ?? timeoutReason())
   }
@@ -462,7 +462,7 @@ export abstract class ProcessExecutor extends BashExecutor {
       await launched.release()
     } catch (error) {
       // The task is over all the same; a leaked resource must not leave it running forever.
-      console.error(`[dsh-bash] releasing ${entry.view.id} failed:`, error)
+      this.logger.error(`releasing ${entry.view.id} failed:`, error)
     }
     // Sandbox facts ride on the task, set before `done` and the listeners (as on a foreground result).
     this._finish(entry, exit, launched.lostReason?.() ?? entry.failure, (stderr) => launched.sandboxFacts?.(exit, stderr))

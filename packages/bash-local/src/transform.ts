@@ -1,3 +1,4 @@
+import { Logger } from 'cordis'
 import type { BashErrorCode, BashExecSpec, CollectedOutput, SandboxFacts } from '@deepseek-ai/dsh-bash'
 import type { ExitFacts, LaunchedCommand } from '@deepseek-ai/dsh-bash-kit'
 import type { CommandLine } from './executor.js'
@@ -51,22 +52,26 @@ export interface TransformRefusal {
   code?: BashErrorCode
 }
 
-/** Runs undo actions once each, isolating failures. */
-export function runCleanup(actions: Array<() => void>): void {
+/** Runs undo actions once each, isolating failures; a failure is logged to `logger` (the executor's). */
+export function runCleanup(actions: Array<() => void>, logger: Logger = FALLBACK_LOGGER): void {
   for (const action of actions.splice(0)) {
     try {
       action()
     } catch (error) {
-      console.error('[dsh-bash] a launch cleanup failed:', error)
+      logger.error('a launch cleanup failed:', error)
     }
   }
 }
+
+/** For callers without a plugin context: the same `dsh-bash` name, no context attached. */
+const FALLBACK_LOGGER = new Logger('dsh-bash')
 
 /** A launched command whose `release` also runs the transform's cleanup. */
 export class CleanedUpCommand implements LaunchedCommand {
   constructor(
     private readonly inner: LaunchedCommand,
     private readonly cleanup: Array<() => void>,
+    private readonly logger?: Logger,
   ) {}
 
   get stdout() {
@@ -97,7 +102,7 @@ export class CleanedUpCommand implements LaunchedCommand {
     try {
       await this.inner.release()
     } finally {
-      runCleanup(this.cleanup)
+      runCleanup(this.cleanup, this.logger)
     }
   }
 

@@ -1,3 +1,4 @@
+import type { Logger } from 'cordis'
 import type { ClientChannel, ExecOptions } from 'ssh2'
 import type { ConnectionSettings } from './connection.js'
 import { sshErrors } from './errors.js'
@@ -34,6 +35,8 @@ export class SshHost {
     readonly settings: ConnectionSettings,
     private readonly shell: string,
     private readonly graceMs: number,
+    /** The executor plugin's logger: what cannot be cleaned up at disposal is said there. */
+    private readonly logger: Logger,
   ) {
     this.pool = new ConnectionPool(settings)
     this.reapDelay = settings.reconnectDelayMs
@@ -188,7 +191,7 @@ export class SshHost {
     clearTimeout(this.reapTimer)
     this.reapTimer = undefined
     if (this.orphans.size > 0) {
-      console.warn(`[dsh-bash-ssh] ${this.orphans.size} command(s) lost with the connection to ${this.label} could not be cleaned up; their processes may still run there`)
+      this.logger.warn(`${this.orphans.size} command(s) lost with the connection to ${this.label} could not be cleaned up; their processes may still run there`)
     }
     this.pool.close()
   }

@@ -11,3 +11,4 @@ export {
   unknownTaskError,
 } from './errors.js'
 export { isDirectory, messageOf, sleep } from './util.js'
+export { type LogLine, recordLogs, routeLogs } from './logs.js'
