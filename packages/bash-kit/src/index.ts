@@ -24,6 +24,7 @@ export {
 export { closeInheritedFds } from './fds.js'
 export { ensurePrivateDir, ownerSpillDirName, UNOWNED_SPILL_DIR } from './spill-dirs.js'
 export type { ExitFacts, LaunchedCommand, LaunchIdentity } from './launched.js'
+export { DelegatingCommand } from './delegating.js'
 export { TaskView } from './task.js'
 export { ProcessExecutor, taskStatusText } from './process-executor.js'
 export { TerminalView, type TerminalRead, type TerminalViewOptions } from './terminal.js'
