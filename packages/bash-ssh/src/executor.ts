@@ -36,7 +36,7 @@ export class SshExecutor extends ProcessExecutor {
   constructor(ctx: Context, config: SshExecutorConfigInput) {
     const parsed = parseSshConfig(config)
     const logger = ctx.logger('dsh-bash:ssh')
-    const hosts = parsed.hosts.map((host, index) => buildHost(parsed, host, index, logger))
+    const hosts = parsed.hosts.map((host, index) => buildHost(parsed, host, index, ctx, logger))
     super(ctx, parsed)
     this.sshConfig = parsed
     this._hosts = hosts
@@ -122,7 +122,7 @@ export class SshExecutor extends ProcessExecutor {
   }
 }
 
-function buildHost(config: SshExecutorConfig, host: SshHostConfig, index: number, logger: Logger): SshHost {
+function buildHost(config: SshExecutorConfig, host: SshHostConfig, index: number, ctx: Context, logger: Logger): SshHost {
   const label = hostLabel(host)
   let privateKey: string | Buffer
   if (host.privateKeyPath !== undefined) {
@@ -163,6 +163,7 @@ function buildHost(config: SshExecutorConfig, host: SshHostConfig, index: number
     },
     config.shell,
     config.graceMs,
+    ctx,
     logger,
   )
 }

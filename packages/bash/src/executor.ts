@@ -32,6 +32,11 @@ export { unknownTaskError } from './errors.js'
 export abstract class BashExecutor {
   /** Inside a method called as `ctx.bash.x()`, the caller's context; else the executor plugin's own. */
   protected ctx: Context
+  /**
+   * The executor plugin's own context, whoever calls: owner of what outlives a call (timers bound
+   * with `pluginTimer`). Never a caller's context, unlike `ctx` inside a method.
+   */
+  protected readonly pluginCtx: Context
   /** The executor plugin's logger (`dsh-bash`): diagnostics that have no caller to go to. */
   protected readonly logger: Logger
   private readonly _listeners = new Set<TaskDoneListener>()
@@ -39,6 +44,7 @@ export abstract class BashExecutor {
 
   constructor(ctx: Context) {
     this.ctx = ctx
+    this.pluginCtx = ctx
     this.logger = ctx.logger('dsh-bash')
     Object.defineProperty(this, symbols.tracker, { value: { associate: 'bash', property: 'ctx' } })
     ctx.set('bash', this)
