@@ -22,6 +22,7 @@ export {
   type ExecutorConfigInput,
 } from './config.js'
 export { closeInheritedFds } from './fds.js'
+export { fillScript, readScript } from './script-file.js'
 export { ensurePrivateDir, ownerSpillDirName, UNOWNED_SPILL_DIR } from './spill-dirs.js'
 export type { ExitFacts, LaunchedCommand, LaunchIdentity } from './launched.js'
 export { DelegatingCommand } from './delegating.js'
