@@ -271,7 +271,7 @@ function choosePipes(wanted: LocalExecutorConfig['outputPipes'], parent: string)
   if (wanted === 'socket') return { kind: 'socket', note: '' }
   const { pool, reason } = FifoPipePool.create(parent, findExecutableOrUndefined('mkfifo'))
   if (pool) return { kind: 'fifo', note: '', pool }
-  if (wanted === 'fifo') throw new Error(`outputPipes "fifo" is not available: ${reason}`)
+  if (wanted === 'fifo') throw codedError(BASH_ERROR.invalidConfig, `outputPipes "fifo" is not available: ${reason}`)
   return { kind: 'socket', note: `no real pipes (commands cannot open /dev/stdout): ${reason}` }
 }
 
@@ -292,12 +292,12 @@ function chooseContainment(wanted: LocalExecutorConfig['containment']): {
   if (wanted === 'auto' || wanted === 'cgroup') {
     const { manager, reason } = CgroupManager.create()
     if (manager) return { kind: 'cgroup', note: '', manager }
-    if (wanted === 'cgroup') throw new Error(`containment "cgroup" is not available: ${reason}`)
+    if (wanted === 'cgroup') throw codedError(BASH_ERROR.invalidConfig, `containment "cgroup" is not available: ${reason}`)
     notes.push(`no cgroup: ${reason}`)
   }
   if (wanted === 'auto' || wanted === 'marker') {
     if (hasProc()) return { kind: 'marker', note: notes.join('; ') }
-    if (wanted === 'marker') throw new Error('containment "marker" is not available: /proc is not mounted')
+    if (wanted === 'marker') throw codedError(BASH_ERROR.invalidConfig, 'containment "marker" is not available: /proc is not mounted')
     notes.push('no /proc')
   }
   return { kind: 'pgroup', note: notes.join('; ') }

@@ -426,6 +426,10 @@ describe('local executor: config', () => {
     expect(make({ timeoutMs: 5000, maxTimeoutMs: 1000 })).toThrow('timeoutMs (5000) exceeds maxTimeoutMs (1000)')
     expect(make({ maxTimeoutMs: 3e9, timeoutMs: 1000 })).toThrow('maxTimeoutMs must be at most 2147483647 ms')
     expect(make({ shell: 'no-such-shell-dsh' })).toThrow('shell not found: no-such-shell-dsh')
+    // Every config refusal carries the code, the kit's and the executor's own checks alike.
+    for (const config of [{ timeoutMs: -1 }, { nope: 1 }, { shell: 'no-such-shell-dsh' }]) {
+      expect(make(config)).toThrow(expect.objectContaining({ code: 'DSH_INVALID_CONFIG' }))
+    }
   })
 
   it('defaults are those of the spec', async () => {
