@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from 'node:fs'
+import { readdirSync, readFileSync, statSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
@@ -41,5 +41,39 @@ describe('docs/architecture.md', () => {
     const { graph, everyOther } = documentedGraph()
     for (const { name, except } of everyOther) graph.set(name, [...real.keys()].filter((other) => other !== name && !except.includes(other)).sort())
     expect(Object.fromEntries([...graph].sort())).toEqual(Object.fromEntries([...real].sort()))
+  })
+})
+
+/** Every .ts file under packages/*\/src, the conformance suite (test code) left out. */
+function sourceFiles(): string[] {
+  const files: string[] = []
+  const walk = (dir: string) => {
+    for (const name of readdirSync(dir)) {
+      const path = join(dir, name)
+      if (statSync(path).isDirectory()) {
+        if (name !== 'conformance') walk(path)
+      } else if (name.endsWith('.ts')) files.push(path)
+    }
+  }
+  for (const pkg of readdirSync(join(ROOT, 'packages'))) walk(join(ROOT, 'packages', pkg, 'src'))
+  return files
+}
+
+describe('house rules in packages/*/src', () => {
+  const lines = sourceFiles().flatMap((file) =>
+    readFileSync(file, 'utf8')
+      .split('\n')
+      .map((text, i) => ({ where: `${file.slice(ROOT.length + 1)}:${i + 1}`, text })),
+  )
+
+  it('no error is classified by its message text', () => {
+    const byText = /\.message\.(includes|startsWith|endsWith|match)\(|\.test\([^)]*\.message\)|\bmessage\s*===?\s*['"`](?!string['"`])/
+    expect(lines.filter((line) => byText.test(line.text)).map((line) => line.where)).toEqual([])
+  })
+
+  it('nothing logs with console.*: plugins log through ctx.logger (the CLI only redirects console.log)', () => {
+    const logs = /\bconsole\.(log|info|debug|warn|error)\(/
+    const redirect = /console\.log = /
+    expect(lines.filter((line) => logs.test(line.text) && !redirect.test(line.text)).map((line) => line.where)).toEqual([])
   })
 })
