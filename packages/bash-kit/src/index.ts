@@ -22,8 +22,10 @@ export {
   type ExecutorConfigInput,
 } from './config.js'
 export { closeInheritedFds } from './fds.js'
+export { fillScript, readScript } from './script-file.js'
 export { ensurePrivateDir, ownerSpillDirName, UNOWNED_SPILL_DIR } from './spill-dirs.js'
 export type { ExitFacts, LaunchedCommand, LaunchIdentity } from './launched.js'
+export { DelegatingCommand } from './delegating.js'
 export { TaskView } from './task.js'
 export { ProcessExecutor, taskStatusText } from './process-executor.js'
 export { TerminalView, type TerminalRead, type TerminalViewOptions } from './terminal.js'

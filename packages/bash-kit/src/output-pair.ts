@@ -19,8 +19,6 @@ export interface OutputPairOptions {
   spillAbove?: SpillThreshold
 }
 
-const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref?.())
-
 /**
  * A command's stdout and stderr collectors as one object: they are created, fed, ended, read,
  * kept and disposed together.
@@ -68,7 +66,17 @@ export class OutputPair {
   collect(streams: { stdout: Readable; stderr: Readable }, drainMs: number): () => Promise<void> {
     const closed = Promise.all([collect(streams.stdout, this.stdout), collect(streams.stderr, this.stderr)])
     return async () => {
-      await Promise.race([closed, delay(drainMs)])
+      // A per-run timer, cleared as soon as the pipes closed: nothing of the run outlives it.
+      let timer: NodeJS.Timeout | undefined
+      const late = new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, drainMs)
+        timer.unref?.()
+      })
+      try {
+        await Promise.race([closed, late])
+      } finally {
+        clearTimeout(timer)
+      }
       streams.stdout.destroy()
       streams.stderr.destroy()
     }

@@ -14,6 +14,7 @@ import {
   unknownTaskError,
   BASH_ERROR,
   codedError,
+  messageOf,
   sleep,
   type OutputListener,
   interactiveUnsupportedError,
@@ -273,7 +274,7 @@ export abstract class ProcessExecutor extends BashExecutor {
     try {
       this.adopted(task, run, launched)
     } catch (error) {
-      console.error(`[dsh-bash] adopting ${run.id} as ${task.id} failed:`, error)
+      this.logger.error(`adopting ${run.id} as ${task.id} failed:`, error)
     }
     const entry: TaskEntry = {
       view: new TaskView(task.id, spec.command, spec.workdir, startedAt),
@@ -308,7 +309,7 @@ export abstract class ProcessExecutor extends BashExecutor {
     try {
       await launched.release()
     } catch (error) {
-      console.error(`[dsh-bash] releasing ${entry.view.id} failed:`, error)
+      this.logger.error(`releasing ${entry.view.id} failed:`, error)
     }
     this._finish(entry, exit, launched.lostReason?.() ?? failure ?? timeoutReason())
   }
@@ -461,7 +462,7 @@ export abstract class ProcessExecutor extends BashExecutor {
       await launched.release()
     } catch (error) {
       // The task is over all the same; a leaked resource must not leave it running forever.
-      console.error(`[dsh-bash] releasing ${entry.view.id} failed:`, error)
+      this.logger.error(`releasing ${entry.view.id} failed:`, error)
     }
     // Sandbox facts ride on the task, set before `done` and the listeners (as on a foreground result).
     this._finish(entry, exit, launched.lostReason?.() ?? entry.failure, (stderr) => launched.sandboxFacts?.(exit, stderr))
@@ -578,8 +579,4 @@ export function taskStatusText(task: Pick<BashTask, 'status' | 'exitCode' | 'sig
   if (task.status === 'running') return 'running'
   if (task.status === 'completed') return `completed, exit code: ${task.exitCode ?? 'unknown'}`
   return task.signal ? `killed by ${task.signal}${why}` : `killed${why}`
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error)
 }

@@ -216,7 +216,7 @@ function deliverNotice(ctx: Context, task: BashTask): void {
     target.inject([{ type: 'text', text: renderNotice(task, { escalationHint: escalationPossible(ctx) }) }], { source: { ...NOTICE_SOURCE } })
   } catch (error) {
     // The agent went away between the lookup and the call: nothing to tell it any more.
-    if (!hasCode(error, CALLER_ERROR.disposed)) console.error(`[tool-bash] could not deliver the notice of ${task.id}: ${messageOf(error)}`)
+    if (!hasCode(error, CALLER_ERROR.disposed)) ctx.logger('dsh-tool-bash').error(`could not deliver the notice of ${task.id}: ${messageOf(error)}`)
   }
 }
 
