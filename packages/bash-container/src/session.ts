@@ -1,3 +1,4 @@
+import type { Logger } from 'cordis'
 import { AgentSession } from './agent-session.js'
 import { posix } from 'node:path'
 import { messageOf } from '@deepseek-ai/dsh-bash'
@@ -41,6 +42,7 @@ export class ContainerSession extends AgentSession {
     private readonly engine: EngineClient,
     readonly name: string,
     onGone: (session: AgentSession) => void,
+    private readonly logger: Logger,
   ) {
     super(onGone)
   }
@@ -49,8 +51,15 @@ export class ContainerSession extends AgentSession {
    * Creates the container, attaches the lifeline, starts it and starts the agent. On any failure
    * whatever was created is removed before the error is thrown.
    */
-  static async create(engine: EngineClient, name: string, spec: ContainerSpec, onGone: (session: AgentSession) => void): Promise<ContainerSession> {
-    const session = new ContainerSession(engine, name, onGone)
+  static async create(
+    engine: EngineClient,
+    name: string,
+    spec: ContainerSpec,
+    onGone: (session: AgentSession) => void,
+    /** The executor plugin's logger: a container that could not be removed is said there. */
+    logger: Logger,
+  ): Promise<ContainerSession> {
+    const session = new ContainerSession(engine, name, onGone, logger)
     await session.bootWithin(spec.startTimeoutMs, () => containerErrors.createFailed(`not ready after ${spec.startTimeoutMs} ms`), () => session.boot(spec))
     return session
   }
@@ -188,7 +197,7 @@ export class ContainerSession extends AgentSession {
       } catch (error) {
         // 404: gone already; 409: AutoRemove is removing it (the lifeline closed first).
         if (!(error instanceof EngineError && (error.status === 404 || error.status === 409))) {
-          console.error(`[dsh-bash-container] removing container ${this.shortId} failed: ${messageOf(error)}`)
+          this.logger.error(`removing container ${this.shortId} failed: ${messageOf(error)}`)
         }
       }
       await waitUntilGone(this.engine, this.id)
