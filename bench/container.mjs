@@ -12,26 +12,13 @@
  *
  *   node bench/container.mjs [--quick]      (or through bench/run.mjs --only container)
  */
-import { spawnSync } from 'node:child_process'
 import { mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { dirname, join, resolve } from 'node:path'
+import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { ENGINE, engineUnavailable, IMAGE, measureFirstCalls, measureTrueOverhead } from './lib/agent-executor.mjs'
 import { bareSpawn } from './lib/app.mjs'
-import { median, p90, rotate, round, summary } from './lib/stats.mjs'
-
-const here = dirname(fileURLToPath(import.meta.url))
-const IMAGE = process.env.DSH_CONTAINER_TEST_IMAGE ?? 'dsh-bash-test:offline'
-const ENGINE = process.env.DOCKER_HOST ?? 'unix:///var/run/docker.sock'
-
-function unavailable() {
-  const version = spawnSync('docker', ['version', '--format', '{{.Server.Version}}'], { encoding: 'utf8', timeout: 20_000 })
-  if (version.error) return `not measured: no docker client (${version.error.code})`
-  if (version.status !== 0) return `not measured: no container engine answers at ${ENGINE}`
-  const build = spawnSync('bash', [resolve(here, '../packages/bash-container/test/build-image.sh'), IMAGE], { encoding: 'utf8', timeout: 300_000 })
-  if (build.status !== 0) return `not measured: cannot build ${IMAGE}: ${(build.stderr || build.stdout).trim().split('\n').pop()}`
-  return undefined
-}
+import { median, round, summary } from './lib/stats.mjs'
 
 /** Live processes whose command line contains `marker` (the containers' processes are visible here). */
 function alive(marker) {
@@ -53,7 +40,7 @@ function alive(marker) {
 const delay = (ms) => new Promise((r) => setTimeout(r, ms))
 
 export async function run({ quick = false, log = () => {} } = {}) {
-  const why = unavailable()
+  const why = engineUnavailable()
   if (why) return { notMeasured: why }
   const { loadExecutorPlugin } = await import('@deepseek-ai/dsh-bash/conformance')
   const { ContainerExecutor, EngineClient } = await import('@deepseek-ai/dsh-bash-container')
@@ -64,18 +51,9 @@ export async function run({ quick = false, log = () => {} } = {}) {
   const result = {}
   try {
     // First calls: a fresh owner each time (a new container).
-    const firstCallMs = []
-    for (let i = 0; i < (quick ? 3 : 6); i++) {
-      const t = performance.now()
-      const r = await bash.run(bash.resolve({ command: 'true', owner: `first-${i}` }))
-      firstCallMs.push(performance.now() - t)
-      if (r.exitCode !== 0) throw new Error(`first call: exit ${r.exitCode}`)
-      await bash.releaseOwner(`first-${i}`)
-    }
-    result.firstCall = { ...summary(firstCallMs), samples: firstCallMs.map((x) => round(x, 1)) }
-    log(`container first call: median ${round(median(firstCallMs), 1)} ms`)
+    result.firstCall = (await measureFirstCalls(bash, { quick, log, name: 'container' })).firstCall
 
-    // Warm: one owner, its container already running.
+    // Warm: one owner, its container already running; one engine exec per call as a diagnostic.
     await bash.run(bash.resolve({ command: 'true', owner: 'warm' }))
     const containerId = await bash.containerOf('warm')
     const perExec = async () => {
@@ -87,30 +65,8 @@ export async function run({ quick = false, log = () => {} } = {}) {
       const inspect = await engine.request('GET', `/exec/${exec.Id}/json`)
       if (inspect.ExitCode !== 0) throw new Error(`exec: exit ${inspect.ExitCode}`)
     }
-    const variants = [
-      { name: 'bare', fn: async () => { const r = await bareSpawn('true'); if (r.code !== 0) throw new Error('bare failed') } },
-      { name: 'container', fn: async () => { const r = await bash.run(bash.resolve({ command: 'true', owner: 'warm' })); if (r.exitCode !== 0 || r.stdout.text !== '') throw new Error('container: unexpected result') } },
-    ]
-    const rounds = quick ? 40 : 300
-    const samples = { bare: [], container: [], 'exec-per-call': [] }
-    for (let i = 0; i < 10; i++) for (const v of variants) await v.fn()
-    for (let i = 0; i < rounds; i++) {
-      // The per-call exec is slow: measured every 5th round only.
-      const these = i % 5 === 0 ? [...variants, { name: 'exec-per-call', fn: perExec }] : variants
-      for (const v of rotate(these, i)) {
-        const t = performance.now()
-        await v.fn()
-        samples[v.name].push(performance.now() - t)
-      }
-    }
-    const paired = samples.container.map((c, i) => c / samples.bare[i])
-    result.overhead = {
-      rounds,
-      stats: Object.fromEntries(Object.entries(samples).map(([k, v]) => [k, summary(v)])),
-      ratio: { ofMedians: round(median(samples.container) / median(samples.bare), 2), pairedMedian: round(median(paired), 2), pairedP90: round(p90(paired), 2) },
-      execPerCallVsBare: round(median(samples['exec-per-call']) / median(samples.bare), 2),
-    }
-    log(`container true: ${round(median(samples.container), 1)} ms vs bare ${round(median(samples.bare), 1)} ms (×${result.overhead.ratio.ofMedians})`)
+    const { samples, overhead } = await measureTrueOverhead(bash, { quick, log, name: 'container', extra: [{ name: 'exec-per-call', fn: perExec }] })
+    result.overhead = { ...overhead, execPerCallVsBare: round(median(samples['exec-per-call']) / median(samples.bare), 2) }
 
     // 100 MB of output.
     const big = "head -c 100000000 /dev/zero | tr '\\0' a"

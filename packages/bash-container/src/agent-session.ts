@@ -53,6 +53,32 @@ export abstract class AgentSession {
   /** Deletes the container/pod; resolves once it is gone. Never rejects. */
   protected abstract destroyBackend(): Promise<void>
 
+  /**
+   * Runs `boot` (create the container or pod, start the agent) under the start deadline, for every
+   * backend alike: when `boot` fails, or the deadline passes first (`timeoutError()`), whatever was
+   * created is removed before the error is thrown. `boot` may poll `cancelled()` — true once the
+   * deadline has passed — to stop waiting early (it is not awaited after the deadline).
+   */
+  protected async bootWithin(timeoutMs: number, timeoutError: () => Error, boot: (cancelled: () => boolean) => Promise<void>): Promise<void> {
+    let timer: NodeJS.Timeout | undefined
+    let timedOut = false
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        timedOut = true
+        reject(timeoutError())
+      }, timeoutMs)
+      timer.unref?.()
+    })
+    try {
+      await Promise.race([boot(() => timedOut), timeout])
+    } catch (error) {
+      await this.remove()
+      throw error
+    } finally {
+      clearTimeout(timer)
+    }
+  }
+
   /** Starts the protocol over the agent's streams; resolves at the agent's `hello`. */
   protected async startAgent(agent: AgentStream): Promise<void> {
     this.agent = agent

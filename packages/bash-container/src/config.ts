@@ -1,3 +1,4 @@
+import { posix } from 'node:path'
 import { z } from 'zod'
 import { executorConfigShape, nonNegativeInt, parseConfig, positiveInt } from '@deepseek-ai/dsh-bash-kit'
 import { containerErrors } from './errors.js'
@@ -30,6 +31,14 @@ export const containerConfigSchema = z
     workspace: z.string().optional(),
     /** Where the workspace is mounted inside the container (absolute). */
     mountPath: z.string().default(DEFAULT_MOUNT_PATH),
+    /**
+     * How the workspace gets into each container: `bind` mounts the host directory (commands change
+     * the host's files); `copy` copies its content in before the session's first command (owned by
+     * the container user; changes stay in the container and vanish with it). See README.
+     */
+    workspaceMode: z.enum(['bind', 'copy']).default('bind'),
+    /** `copy` only: at most this many bytes of regular-file content are copied (else the session fails to start). */
+    workspaceCopyMaxBytes: positiveInt('workspaceCopyMaxBytes').default(1024 * 1024 * 1024),
     /** Mount the workspace read-only. */
     readOnlyWorkspace: z.boolean().default(false),
     /** `none` (default: no network at all) or the name of an engine network (`bridge`, `host`, …). */
@@ -66,6 +75,8 @@ export type ContainerExecutorConfigInput = z.input<typeof containerConfigSchema>
 export function parseContainerConfig(input: unknown): ContainerExecutorConfig {
   const config = parseConfig(containerConfigSchema, input, 'container executor')
   if (!config.mountPath.startsWith('/')) throw containerErrors.invalidConfig('mountPath must be an absolute path')
+  if (config.workspaceMode === 'copy' && config.readOnlyWorkspace) throw containerErrors.invalidConfig('readOnlyWorkspace applies to workspaceMode "bind" only (a copy is the container\'s own)')
+  if (config.workspaceMode === 'copy' && posix.normalize(config.mountPath) === '/') throw containerErrors.invalidConfig('mountPath must not be / with workspaceMode "copy"')
   for (const name of Object.keys(config.env)) {
     if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw containerErrors.invalidConfig(`env: bad variable name ${JSON.stringify(name)}`)
   }

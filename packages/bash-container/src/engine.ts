@@ -14,7 +14,7 @@ import https from 'node:https'
 import type { Socket } from 'node:net'
 import { homedir } from 'node:os'
 import { join } from 'node:path'
-import { Duplex, PassThrough } from 'node:stream'
+import { Duplex, PassThrough, type Readable } from 'node:stream'
 import { engineErrors } from './errors.js'
 
 /** Where the engine listens. */
@@ -245,6 +245,40 @@ export class EngineClient {
       req.on('timeout', () => req.destroy(engineErrors.timeout(this.address.url, `${method} ${path.split('?')[0]}`)))
       req.on('error', (error) => reject(this.wrap(error)))
       req.end(payload)
+    })
+  }
+
+  /**
+   * `PUT /containers/<id>/archive?path=<dir>`: the engine extracts a tar stream into the container
+   * (as root, with the entries' owners and modes; missing parent directories are created root-owned).
+   * Resolves when the engine has answered 2xx; rejects with EngineError otherwise.
+   */
+  putArchive(id: string, dir: string, tar: Readable, timeoutMs = 600_000): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      const path = `/containers/${id}/archive?path=${encodeURIComponent(dir)}`
+      const req = this.transport.request(
+        { ...this.target(), agent: this.agent, method: 'PUT', path, headers: { 'content-type': 'application/x-tar' }, timeout: timeoutMs },
+        (res) => {
+          const chunks: Buffer[] = []
+          res.on('data', (chunk: Buffer) => chunks.push(chunk))
+          res.on('error', (error) => reject(this.wrap(error)))
+          res.on('end', () => {
+            const status = res.statusCode ?? 0
+            if (status >= 200 && status < 300) return resolve()
+            let message = Buffer.concat(chunks).toString('utf8').trim()
+            try {
+              message = (JSON.parse(message) as { message?: string }).message ?? message
+            } catch {
+              // Raw text.
+            }
+            reject(new EngineError(status, `PUT /containers/{id}/archive: ${status} ${message}`))
+          })
+        },
+      )
+      req.on('timeout', () => req.destroy(engineErrors.timeout(this.address.url, 'PUT /containers/{id}/archive')))
+      req.on('error', (error) => reject(this.wrap(error)))
+      tar.on('error', (error) => req.destroy(error))
+      tar.pipe(req)
     })
   }
 

@@ -32,6 +32,12 @@ export const CONTAINER_ERROR = {
   disposed: BASH_ERROR.disposed,
   /** Input for an interactive command whose terminal is closed (its program and every holder of the pty are gone). */
   terminalClosed: 'DSH_CONTAINER_TERMINAL_CLOSED',
+  /**
+   * Copying the workspace into a session container failed (`workspaceMode: "copy"`): larger than
+   * `workspaceCopyMaxBytes`, `find`/`tar` failed on the host, or the engine refused the archive
+   * (e.g. `mountPath` lies under a file of the image).
+   */
+  workspaceCopy: 'DSH_CONTAINER_WORKSPACE_COPY',
 } as const
 
 /** The reason a command or session gives when its container stopped under it. */
@@ -70,4 +76,5 @@ export const containerErrors = {
   invalidConfig: (detail: string) => codedError(CONTAINER_ERROR.invalidConfig, `invalid container executor config: ${detail}`),
   disposed: () => codedError(CONTAINER_ERROR.disposed, 'the bash executor is disposed'),
   terminalClosed: () => codedError(CONTAINER_ERROR.terminalClosed, 'the terminal of this command is closed'),
+  workspaceCopy: (why: string) => codedError(CONTAINER_ERROR.workspaceCopy, `cannot copy the workspace into the session container: ${why}`),
 }

@@ -74,7 +74,7 @@ export class ContainerExecutor extends AgentSessionExecutor<ContainerSession> {
     const c = this.containerConfig
     const spec: ContainerSpec = {
       image: c.image,
-      workspace: { hostPath: this.workspace, mountPath: c.mountPath, readOnly: c.readOnlyWorkspace },
+      workspace: { hostPath: this.workspace, mountPath: c.mountPath, readOnly: c.readOnlyWorkspace, mode: c.workspaceMode, copyMaxBytes: c.workspaceCopyMaxBytes },
       network: c.network,
       memoryBytes: c.memoryBytes,
       pidsLimit: c.pidsLimit,

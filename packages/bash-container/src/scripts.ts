@@ -14,6 +14,13 @@
 export const LIFELINE_SCRIPT = '$SIG{CHLD} = "IGNORE"; 1 while sysread(STDIN, my $b, 65536);'
 
 /**
+ * The agent's process name: it sets `$0`, so its `/proc/<pid>/cmdline` is this followed only by
+ * NULs (Perl blanks the rest of the original argument area). Never the name of anything else the
+ * executor starts.
+ */
+export const AGENT_PROCESS_NAME = 'dsh-bash-agent'
+
+/**
  * The in-container agent: one per container, started once through an attached exec; it runs every
  * command of the session locally, so a call costs a fork instead of a `runc exec` (~115 ms).
  *
@@ -43,6 +50,8 @@ export const LIFELINE_SCRIPT = '$SIG{CHLD} = "IGNORE"; 1 while sysread(STDIN, my
  */
 export const AGENT_SCRIPT = String.raw`
 use strict; use warnings; no warnings 'exec';
+# Its command line becomes exactly this name (see AGENT_PROCESS_NAME): a pod's main process watches for it.
+$0 = 'dsh-bash-agent';
 use POSIX ();
 use IO::Select;
 use Fcntl qw(F_GETFL F_SETFL O_NONBLOCK O_WRONLY O_CREAT O_EXCL O_RDWR O_NOCTTY);

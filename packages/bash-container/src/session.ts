@@ -1,15 +1,21 @@
 import type { Logger } from 'cordis'
 import { AgentSession } from './agent-session.js'
+import { posix } from 'node:path'
 import { messageOf } from '@deepseek-ai/dsh-bash'
 import { AGENT_SCRIPT, LIFELINE_SCRIPT } from './scripts.js'
 import { EngineError, type EngineClient, type EngineStream } from './engine.js'
 import { containerErrors, lostMessage } from './errors.js'
+import { workspaceArchive } from './workspace-archive.js'
 
 /** What one container is created with (the executor computes it from its config). */
 export interface ContainerSpec {
   image: string
-  /** Host directory → mount path; undefined: no workspace mount. */
-  workspace?: { hostPath: string; mountPath: string; readOnly: boolean }
+  /**
+   * Host directory → path in the container; undefined: no workspace. `bind` mounts it (`readOnly`
+   * applies); `copy` copies its content in before the agent starts (at most `copyMaxBytes` of file
+   * content; owned by the container user), and the container's copy is never written back.
+   */
+  workspace?: { hostPath: string; mountPath: string; readOnly: boolean; mode: 'bind' | 'copy'; copyMaxBytes: number }
   network: string
   memoryBytes: number
   pidsLimit: number
@@ -54,20 +60,8 @@ export class ContainerSession extends AgentSession {
     logger: Logger,
   ): Promise<ContainerSession> {
     const session = new ContainerSession(engine, name, onGone, logger)
-    let timer: NodeJS.Timeout | undefined
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(containerErrors.createFailed(`not ready after ${spec.startTimeoutMs} ms`)), spec.startTimeoutMs)
-      timer.unref?.()
-    })
-    try {
-      await Promise.race([session.boot(spec), timeout])
-      return session
-    } catch (error) {
-      await session.remove()
-      throw error
-    } finally {
-      clearTimeout(timer)
-    }
+    await session.bootWithin(spec.startTimeoutMs, () => containerErrors.createFailed(`not ready after ${spec.startTimeoutMs} ms`), () => session.boot(spec))
+    return session
   }
 
   private async boot(spec: ContainerSpec): Promise<void> {
@@ -81,7 +75,7 @@ export class ContainerSession extends AgentSession {
     if (spec.memoryBytes > 0) Object.assign(hostConfig, { Memory: spec.memoryBytes, MemorySwap: spec.memoryBytes })
     if (spec.pidsLimit > 0) hostConfig.PidsLimit = spec.pidsLimit
     if (spec.cpus > 0) hostConfig.NanoCpus = Math.round(spec.cpus * 1e9)
-    if (spec.workspace) {
+    if (spec.workspace?.mode === 'bind') {
       const { hostPath, mountPath, readOnly } = spec.workspace
       hostConfig.Binds = [`${hostPath}:${mountPath}${readOnly ? ':ro' : ''}`]
     }
@@ -89,7 +83,8 @@ export class ContainerSession extends AgentSession {
       Image: spec.image,
       Entrypoint: ['perl', '-e', LIFELINE_SCRIPT],
       Cmd: [],
-      WorkingDir: spec.workspace?.mountPath ?? '/',
+      // A copied workspace is made by the archive (a missing mountPath would be created root-owned here).
+      WorkingDir: spec.workspace?.mode === 'bind' ? spec.workspace.mountPath : '/',
       Env: Object.entries(spec.env).map(([k, v]) => `${k}=${v}`),
       Labels: spec.labels,
       AttachStdin: true,
@@ -110,6 +105,7 @@ export class ContainerSession extends AgentSession {
       throw containerErrors.createFailed(messageOf(error))
     }
     this.id = created.Id
+    await this.stopIfRemoved()
     // The lifeline is attached before the start: from its first instant the container lives only
     // as long as this connection.
     this.lifeline = await this.engine.hijack(`/containers/${this.id}/attach?stream=1&stdin=1&stdout=0&stderr=0`)
@@ -119,6 +115,8 @@ export class ContainerSession extends AgentSession {
     } catch (error) {
       throw containerErrors.createFailed(messageOf(error))
     }
+    await this.stopIfRemoved()
+    if (spec.workspace?.mode === 'copy') await this.copyWorkspace(spec.workspace.hostPath, spec.workspace.mountPath, spec.workspace.copyMaxBytes, spec.user)
     const exec = await this.engine.request<{ Id: string }>('POST', `/containers/${this.id}/exec`, {
       AttachStdin: true,
       AttachStdout: true,
@@ -128,6 +126,64 @@ export class ContainerSession extends AgentSession {
       ...(spec.user ? { User: spec.user } : {}),
     })
     await this.startAgent(await this.engine.hijack(`/exec/${exec.Id}/start`, { Detach: false, Tty: false }))
+  }
+
+  /**
+   * The start deadline passed (or the session was removed) while a step of `boot` was under way:
+   * `remove()` found nothing to delete yet, so what this step created is deleted here, and `boot`
+   * stops (nobody awaits it any more).
+   */
+  private async stopIfRemoved(): Promise<void> {
+    if (!this.lost) return
+    await this.destroyBackend()
+    throw containerErrors.createFailed('removed while starting')
+  }
+
+  /**
+   * Copies the workspace's content to `mountPath`: one tar stream (see workspace-archive.ts) put at
+   * `/` with every entry under `mountPath`, so the directory itself and its content get the
+   * container user as owner, and missing parents are created root-owned by the engine.
+   */
+  private async copyWorkspace(hostPath: string, mountPath: string, maxBytes: number, user: string | undefined): Promise<void> {
+    const owner = await this.numericUser(user)
+    let archive
+    try {
+      archive = await workspaceArchive({ hostPath, prefix: posix.normalize(mountPath).replace(/^\/+|\/+$/g, ''), owner, maxBytes })
+    } catch (error) {
+      throw containerErrors.workspaceCopy(messageOf(error))
+    }
+    try {
+      await this.engine.putArchive(this.id, '/', archive.stream)
+    } catch (error) {
+      // tar's own failure (if any) explains an engine that saw a cut stream.
+      const tarFailure = archive.failure
+      archive.abort()
+      throw containerErrors.workspaceCopy(tarFailure ? messageOf(tarFailure) : `${mountPath}: ${messageOf(error)}`)
+    }
+    await archive.done.catch((error: unknown) => {
+      throw containerErrors.workspaceCopy(messageOf(error))
+    })
+  }
+
+  /** `uid:gid` of the container user: parsed when numeric, else asked of the container (`id`). */
+  private async numericUser(user: string | undefined): Promise<{ uid: number; gid: number }> {
+    const numeric = user === undefined ? undefined : /^(\d+):(\d+)$/.exec(user)
+    if (numeric) return { uid: Number(numeric[1]), gid: Number(numeric[2]) }
+    const exec = await this.engine.request<{ Id: string }>('POST', `/containers/${this.id}/exec`, {
+      AttachStdout: true,
+      AttachStderr: true,
+      Cmd: ['sh', '-c', 'id -u; id -g'],
+      ...(user ? { User: user } : {}),
+    })
+    const stream = await this.engine.hijack(`/exec/${exec.Id}/start`, { Detach: false, Tty: false })
+    stream.stdin.end()
+    let out = ''
+    stream.stdout.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')))
+    stream.stderr.resume()
+    await stream.closed
+    const ids = /^(\d+)\n(\d+)\n$/.exec(out)
+    if (!ids) throw containerErrors.workspaceCopy(`cannot tell the numeric ids of the container user ${JSON.stringify(user ?? '')}: ${JSON.stringify(out.slice(0, 200))}`)
+    return { uid: Number(ids[1]), gid: Number(ids[2]) }
   }
 
   get shortId(): string {

@@ -1,12 +1,14 @@
-import { spawn } from 'node:child_process'
-import { mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
+import { execFileSync, spawn } from 'node:child_process'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { loadExecutorPlugin } from '@deepseek-ai/dsh-bash/conformance'
+import { Context } from 'cordis'
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest'
-import { ContainerExecutor, type ContainerExecutorConfigInput, EngineClient, LABEL_EXECUTOR, LABEL_SERVER, sweepDeadServers } from '../src/index.js'
-import { containersWithLabel, ENGINE_URL, TEST_IMAGE, unavailableReason } from './docker.js'
+import { BASH_ERROR } from '@deepseek-ai/dsh-bash'
+import { CONTAINER_ERROR, ContainerExecutor, type ContainerExecutorConfigInput, EngineClient, LABEL_EXECUTOR, LABEL_SERVER, sweepDeadServers } from '../src/index.js'
+import { containersWithLabel, createdAndDestroyed, ENGINE_URL, TEST_IMAGE, unavailableReason } from './docker.js'
 
 const skip = unavailableReason()
 if (skip) console.warn(`[dsh-bash-container] skipping the container executor tests: ${skip}`)
@@ -71,6 +73,78 @@ describe.skipIf(skip !== undefined)('container executor: sessions, confinement, 
     writeFileSync(join(workspace, 'from-host'), 'hello\n')
     expect(bash.resolve({ command: 'true', workdir: join(workspace, 'sub') }).workdir).toBe(join(workspace, 'sub'))
     expect((await run(bash, 'pwd; ls from-host')).stdout.text).toBe(`${workspace}\nfrom-host\n`)
+  })
+
+  it('workspaceMode copy: the content is copied in (nested directories, exec bit, symlink; owned by the container user); commands change the container only', async () => {
+    const ws = realpathSync(mkdtempSync(join(tmpdir(), 'dsh-container-copy-')))
+    try {
+      mkdirSync(join(ws, 'sub/deep'), { recursive: true })
+      writeFileSync(join(ws, 'a.txt'), 'hello\n')
+      writeFileSync(join(ws, 'sub/deep/run.sh'), '#!/bin/sh\necho ran\n', { mode: 0o755 })
+      symlinkSync('a.txt', join(ws, 'link'))
+      execFileSync('mkfifo', [join(ws, 'fifo')])
+      const bash = await create({ workspace: ws, cwd: ws, workspaceMode: 'copy', user: '1234:2345' })
+      // The host's cwd maps to the copy, as with a bind mount.
+      expect(bash.resolve({ command: 'true', workdir: join(ws, 'sub') }).workdir).toBe('/workspace/sub')
+      const listing = await run(bash, 'stat -c "%n %u:%g %A" . a.txt sub sub/deep sub/deep/run.sh link; ./sub/deep/run.sh; readlink link; test -e fifo || echo no fifo; pwd; id -u')
+      expect(listing.stdout.text).toBe(
+        [
+          '. 1234:2345 drwx------',
+          'a.txt 1234:2345 -rw-r--r--',
+          'sub 1234:2345 drwxr-xr-x',
+          'sub/deep 1234:2345 drwxr-xr-x',
+          'sub/deep/run.sh 1234:2345 -rwxr-xr-x',
+          'link 1234:2345 lrwxrwxrwx',
+          'ran',
+          'a.txt',
+          'no fifo',
+          '/workspace',
+          '1234',
+          '',
+        ].join('\n'),
+      )
+      expect((await run(bash, 'echo changed > a.txt && rm -r sub && touch new && cat a.txt')).stdout.text).toBe('changed\n')
+      // The host's workspace is untouched; another session gets a fresh copy.
+      expect(readFileSync(join(ws, 'a.txt'), 'utf8')).toBe('hello\n')
+      expect(existsSync(join(ws, 'sub/deep/run.sh'))).toBe(true)
+      expect(existsSync(join(ws, 'new'))).toBe(false)
+      expect((await run(bash, 'cat a.txt; ls sub', { owner: 'other' })).stdout.text).toBe('hello\ndeep\n')
+      // A user given by name: its numeric ids are asked of the container.
+      const named = await create({ workspace: ws, workspaceMode: 'copy', user: 'nobody' })
+      expect((await run(named, 'stat -c "%u:%g" . a.txt')).stdout.text).toBe('65534:65534\n65534:65534\n')
+    } finally {
+      rmSync(ws, { recursive: true, force: true })
+    }
+  })
+
+  it('workspaceMode copy: a mountPath the image cannot hold, or a workspace over the size limit, fails the call with a coded error and leaves nothing', async () => {
+    writeFileSync(join(workspace, 'five'), '12345')
+    const underFile = await create({ workspaceMode: 'copy', mountPath: '/etc/passwd/ws' })
+    const error = await run(underFile, 'true').then(() => undefined, (e: unknown) => e as Error & { code?: string })
+    expect(error?.code).toBe(CONTAINER_ERROR.workspaceCopy)
+    expect(error?.message).toMatch(/^cannot copy the workspace into the session container: \/etc\/passwd\/ws: .*not a directory/)
+    const tooBig = await create({ workspaceMode: 'copy', workspaceCopyMaxBytes: 4 })
+    await expect(run(tooBig, 'true')).rejects.toMatchObject({
+      code: CONTAINER_ERROR.workspaceCopy,
+      message: expect.stringMatching(/^cannot copy the workspace into the session container: the workspace .* holds \d+ bytes in regular files, more than workspaceCopyMaxBytes \(4\)$/),
+    })
+    expect(containersWithLabel(label)).toEqual([])
+    // Settings that cannot go together, and a workspace that is not there, are refused at load.
+    const load = (config: Partial<ContainerExecutorConfigInput>) => () => new ContainerExecutor(new Context(), { image: TEST_IMAGE, engine: ENGINE_URL, workspace, sweep: false, ...config })
+    expect(load({ workspaceMode: 'copy', mountPath: '/' })).toThrow(expect.objectContaining({ code: BASH_ERROR.invalidConfig, message: 'invalid container executor config: mountPath must not be / with workspaceMode "copy"' }))
+    expect(load({ workspaceMode: 'copy', readOnlyWorkspace: true })).toThrow(expect.objectContaining({ code: BASH_ERROR.invalidConfig }))
+    expect(load({ workspaceMode: 'copy', workspace: join(workspace, 'missing') })).toThrow(
+      expect.objectContaining({ code: BASH_ERROR.invalidConfig, message: `invalid container executor config: workspace ${JSON.stringify(join(workspace, 'missing'))} does not exist` }),
+    )
+    rmSync(join(workspace, 'five'))
+  })
+
+  it('a container not ready within startTimeoutMs fails the call with a coded error, and the container is removed', async () => {
+    const since = Math.floor(Date.now() / 1000) - 1
+    const bash = await create({ startTimeoutMs: 1 })
+    await expect(run(bash, 'true')).rejects.toMatchObject({ code: CONTAINER_ERROR.createFailed, message: 'cannot create the session container: not ready after 1 ms' })
+    // The container the engine creates after the deadline is removed too (seen in the engine's events).
+    await createdAndDestroyed(label, since)
   })
 
   it('confinement: no network, no capabilities, no new privileges, limits applied', async () => {

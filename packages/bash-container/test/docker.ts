@@ -57,3 +57,26 @@ export function containersWithLabel(label: string): string[] {
   const out = execFileSync('docker', ['ps', '-aq', '--no-trunc', '--filter', `label=${label}`], { encoding: 'utf8' })
   return out.split('\n').filter(Boolean)
 }
+
+/**
+ * Resolves once every container with `label` that the engine created since `sinceSeconds` (Unix
+ * time) has been destroyed again, and at least one was created; read from the engine's event log
+ * (`docker events`), so a container created after a check still counts. Rejects after `timeoutMs`.
+ */
+export async function createdAndDestroyed(label: string, sinceSeconds: number, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const until = Math.floor(Date.now() / 1000)
+    const out = execFileSync('docker', ['events', '--since', String(sinceSeconds), '--until', String(until), '--filter', `label=${label}`, '--filter', 'type=container', '--format', '{{.Action}} {{.Actor.ID}}'], { encoding: 'utf8' })
+    const created = new Set<string>()
+    const destroyed = new Set<string>()
+    for (const line of out.split('\n').filter(Boolean)) {
+      const [action, id] = line.split(' ')
+      if (action === 'create') created.add(id)
+      if (action === 'destroy') destroyed.add(id)
+    }
+    if (created.size > 0 && [...created].every((id) => destroyed.has(id))) return
+    if (Date.now() > deadline) throw new Error(`containers labelled ${label}: created ${[...created].join(',') || 'none'}, destroyed ${[...destroyed].join(',') || 'none'}`)
+    await new Promise((resolve) => setTimeout(resolve, 200))
+  }
+}

@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { executorConfigShape, nonNegativeInt, parseConfig, positiveInt } from '@deepseek-ai/dsh-bash-kit'
+import { kubernetesErrors } from './errors.js'
 
 /** Where the session's working directory is inside every pod (an `emptyDir` unless the template mounts something there). */
 export const DEFAULT_POD_WORKDIR = '/workspace'
@@ -43,9 +44,17 @@ export const kubernetesConfigSchema = z
     mountPath: z.string().default(DEFAULT_POD_WORKDIR),
     /**
      * A host directory whose paths map to `mountPath` (the tools pass the session's host cwd).
-     * Its files are NOT copied into the pod. Default `process.cwd()` at load.
+     * Its files are copied into the pod only with `workspaceMode: "copy"`. Default `process.cwd()` at load.
      */
     workspace: z.string().optional(),
+    /**
+     * `none`: the pod's `mountPath` starts as the template made it (an empty `emptyDir` by default);
+     * `copy`: the workspace's content is copied there (a tar stream into `tar -x` through an exec)
+     * before the session's first command. Changes stay in the pod and vanish with it.
+     */
+    workspaceMode: z.enum(['none', 'copy']).default('none'),
+    /** `copy` only: at most this many bytes of regular-file content are copied (else the session fails to start). */
+    workspaceCopyMaxBytes: positiveInt('workspaceCopyMaxBytes').default(1024 * 1024 * 1024),
     /** Extra variables of the session container. */
     env: z.record(z.string(), z.string()).default({}),
     /** Extra labels of every pod (the executor's own `dsh-bash.*` labels win). */
@@ -63,6 +72,12 @@ export const kubernetesConfigSchema = z
      * processes through a second exec (the agent may be stuck).
      */
     killFallbackMs: positiveInt('killFallbackMs').default(5_000),
+    /**
+     * The pod's lifeline: its main process exits (and with it every process of the session
+     * container) once the agent has been gone this many seconds — after the server died or lost
+     * the exec. 0: the main process never exits (the pod runs until deleted or its deadline).
+     */
+    lifelineSeconds: nonNegativeInt('lifelineSeconds').default(3),
   })
   .strict()
 
@@ -71,10 +86,10 @@ export type KubernetesExecutorConfigInput = z.input<typeof kubernetesConfigSchem
 
 export function parseKubernetesConfig(input: unknown): KubernetesExecutorConfig {
   const config = parseConfig(kubernetesConfigSchema, input, 'kubernetes executor')
-  if (!config.mountPath.startsWith('/')) throw new Error('invalid kubernetes executor config: mountPath must be an absolute path')
-  if (config.podTemplate && config.podTemplateFile) throw new Error('invalid kubernetes executor config: podTemplate and podTemplateFile exclude each other')
+  if (!config.mountPath.startsWith('/')) throw kubernetesErrors.invalidConfig('mountPath must be an absolute path')
+  if (config.podTemplate && config.podTemplateFile) throw kubernetesErrors.invalidConfig('podTemplate and podTemplateFile exclude each other')
   for (const name of Object.keys(config.env)) {
-    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new Error(`invalid kubernetes executor config: env: bad variable name ${JSON.stringify(name)}`)
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw kubernetesErrors.invalidConfig(`env: bad variable name ${JSON.stringify(name)}`)
   }
   return config
 }

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { readFileSync } from 'node:fs'
+import { readFileSync, statSync } from 'node:fs'
 import { resolve as resolvePath } from 'node:path'
 import type { Context } from 'cordis'
 import { CoreV1Api, KubeConfig, loadYaml, NetworkingV1Api } from '@kubernetes/client-node'
@@ -37,14 +37,24 @@ export class KubernetesExecutor extends AgentSessionExecutor<PodSession> {
       else kubeConfig.loadFromDefault()
       if (parsed.context) kubeConfig.setCurrentContext(parsed.context)
     } catch (error) {
-      throw new Error(kubernetesErrors.kubeconfig(describe(error)))
+      throw kubernetesErrors.kubeconfig(describe(error))
     }
-    if (!kubeConfig.getCurrentCluster()) throw new Error(kubernetesErrors.kubeconfig('no current cluster'))
+    if (!kubeConfig.getCurrentCluster()) throw kubernetesErrors.kubeconfig('no current cluster')
     const template = parsed.podTemplateFile ? readTemplate(parsed.podTemplateFile) : parsed.podTemplate
     const namespace = parsed.namespace ?? kubeConfig.getContextObject(kubeConfig.getCurrentContext())?.namespace ?? 'default'
     // Validates the template and the image now (a config error at load, not at the first command).
     buildPod(template, podSettings(parsed, 'dsh-bash-check', namespace))
-    super(ctx, parsed, { hostRoot: resolvePath(parsed.workspace ?? process.cwd()), mountPath: parsed.mountPath, idleTimeoutMs: parsed.idleTimeoutMs })
+    const hostRoot = resolvePath(parsed.workspace ?? process.cwd())
+    if (parsed.workspaceMode === 'copy') {
+      let stat
+      try {
+        stat = statSync(hostRoot)
+      } catch {
+        throw kubernetesErrors.invalidConfig(`workspace ${JSON.stringify(hostRoot)} does not exist`)
+      }
+      if (!stat.isDirectory()) throw kubernetesErrors.invalidConfig(`workspace ${JSON.stringify(hostRoot)} is not a directory`)
+    }
+    super(ctx, parsed, { hostRoot, mountPath: parsed.mountPath, idleTimeoutMs: parsed.idleTimeoutMs })
     this.kubernetesConfig = parsed
     this.kubeConfig = kubeConfig
     this.namespace = namespace
@@ -67,7 +77,7 @@ export class KubernetesExecutor extends AgentSessionExecutor<PodSession> {
     try {
       await this._ready
     } catch (error) {
-      throw new Error(kubernetesErrors.createFailed(`cannot create the NetworkPolicy: ${describe(error)}`))
+      throw kubernetesErrors.createFailed(`cannot create the NetworkPolicy: ${describe(error)}`)
     }
   }
 
@@ -82,7 +92,15 @@ export class KubernetesExecutor extends AgentSessionExecutor<PodSession> {
     const access: PodAccess = { kubeConfig: this.kubeConfig, api: this.api, namespace: this.namespace, logger: this.logger.extend('kubernetes') }
     return PodSession.create(
       access,
-      { pod, container, shell: c.shell, secretPatterns: this.config.secretEnvPatterns, startTimeoutMs: c.startTimeoutMs, killFallbackMs: c.killFallbackMs },
+      {
+        pod,
+        container,
+        shell: c.shell,
+        secretPatterns: this.config.secretEnvPatterns,
+        startTimeoutMs: c.startTimeoutMs,
+        killFallbackMs: c.killFallbackMs,
+        ...(c.workspaceMode === 'copy' ? { workspaceCopy: { hostPath: this.sessionOptions.hostRoot!, mountPath: c.mountPath, maxBytes: c.workspaceCopyMaxBytes } } : {}),
+      },
       onGone,
     )
   }
@@ -101,6 +119,8 @@ function podSettings(c: KubernetesExecutorConfig, name: string, namespace: strin
     labels: c.labels,
     annotations: { [ANNOTATION_SERVER]: serverIdentity() },
     mountPath: c.mountPath,
+    // The agent starts within the start timeout (after scheduling, pulls and the workspace copy).
+    lifeline: { firstSeconds: Math.ceil(c.startTimeoutMs / 1000), goneSeconds: c.lifelineSeconds },
   }
 }
 
@@ -110,8 +130,8 @@ export function readTemplate(path: string): Record<string, unknown> {
   try {
     value = loadYaml(readFileSync(path, 'utf8'))
   } catch (error) {
-    throw new Error(kubernetesErrors.badTemplate(`cannot read ${JSON.stringify(path)}: ${describe(error)}`))
+    throw kubernetesErrors.badTemplate(`cannot read ${JSON.stringify(path)}: ${describe(error)}`)
   }
-  if (!value || typeof value !== 'object' || Array.isArray(value)) throw new Error(kubernetesErrors.badTemplate(`${JSON.stringify(path)} does not hold an object`))
+  if (!value || typeof value !== 'object' || Array.isArray(value)) throw kubernetesErrors.badTemplate(`${JSON.stringify(path)} does not hold an object`)
   return value as Record<string, unknown>
 }

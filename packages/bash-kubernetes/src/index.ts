@@ -3,4 +3,4 @@ export { kubernetesConfigSchema, parseKubernetesConfig, DEFAULT_POD_WORKDIR, typ
 export { buildPod, POD_MAIN_SCRIPT, LABEL_EXECUTOR, ANNOTATION_SERVER, WORKSPACE_VOLUME, type PodSettings } from './pod.js'
 export { PodSession, type PodAccess, type PodSessionSpec } from './session.js'
 export { sweepDeadPods, ensureDenyAllPolicy, NETWORK_POLICY_NAME } from './sweep.js'
-export { kubernetesErrors } from './errors.js'
+export { KUBERNETES_ERROR, kubernetesErrors } from './errors.js'

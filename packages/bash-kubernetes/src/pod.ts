@@ -1,4 +1,5 @@
 import type { V1Container, V1Pod } from '@kubernetes/client-node'
+import { AGENT_PROCESS_NAME } from '@deepseek-ai/dsh-bash-container'
 import { kubernetesErrors } from './errors.js'
 
 /** Every pod of this executor carries it (value `kubernetes`): the sweep and the NetworkPolicy select on it. */
@@ -9,11 +10,32 @@ export const ANNOTATION_SERVER = 'dsh-bash.server'
 export const WORKSPACE_VOLUME = 'dsh-bash-workspace'
 
 /**
- * PID 1 of the session container: waits for ever (the agent runs beside it through an exec), reaps
- * orphans (`SIGCHLD` ignored: the kernel reaps them) and exits at once on TERM (as PID 1 it would
- * otherwise ignore it and every deletion would wait out the grace period). perl-base only.
+ * PID 1 of the session container, perl-base only. It reaps orphans (`SIGCHLD` ignored: the kernel
+ * reaps them), exits at once on TERM (as PID 1 it would otherwise ignore it and every deletion would
+ * wait out the grace period), and is the pod's **lifeline**: it exits — and with it, PID 1 of the
+ * container's PID namespace, every process of the container; `restartPolicy: Never` keeps it
+ * stopped — once the agent has been gone for `$gone` seconds. The agent is gone when the server is:
+ * its exec's WebSocket closes, the kubelet closes the exec's stdin, the agent kills its commands and
+ * exits. Polled every 0.2 s through /proc:
+ * - an agent process (command line exactly `$name`, see AGENT_PROCESS_NAME) is running: alive;
+ * - before any agent was seen, another process (the workspace copy's `tar`) is running: alive;
+ * - nothing else runs, no agent was ever seen, but the namespace's last pid (/proc/loadavg) moved
+ *   since the start: an exec came and went (an agent too short-lived to be polled) — counted as seen;
+ * - no agent yet and nothing exec'd: it waits `$first` seconds (the start timeout) for one.
+ * Arguments: `$first`, `$gone` (0: never exit, the old sleeper), `$name`.
  */
-export const POD_MAIN_SCRIPT = '$SIG{CHLD} = "IGNORE"; $SIG{TERM} = sub { exit 0 }; sleep 86400 while 1;'
+export const POD_MAIN_SCRIPT = String.raw`$SIG{CHLD} = "IGNORE"; $SIG{TERM} = sub { exit 0 };
+my ($first, $gone, $name) = @ARGV; sleep 86400 while !$gone;
+sub now { open(my $u, "<", "/proc/uptime") or return time; my $l = <$u>; close $u; return (split / /, $l)[0] }
+sub lastpid { open(my $l, "<", "/proc/loadavg") or return 0; my $x = <$l>; close $l; return (split / /, $x)[4] }
+my ($pid0, $seen, $last) = (lastpid(), 0, now());
+while (1) { my ($agent, $other) = (0, 0);
+  if (opendir(my $d, "/proc")) { for my $p (grep { /^\d+$/ } readdir $d) { next if $p == $$; $other = 1;
+      open(my $f, "<", "/proc/$p/cmdline") or next; my $c = <$f>; close $f;
+      if (defined $c && $c =~ /^\Q$name\E\0+$/) { $agent = 1; last } } closedir $d }
+  if ($agent) { ($seen, $last) = (1, now()) } elsif ($other && !$seen) { $last = now() } elsif (!$seen && lastpid() ne $pid0) { $seen = 1 }
+  if (!$agent && now() - $last >= ($seen ? $gone : $first)) { print STDERR "dsh-bash: no agent for $gone s: the pod ends\n"; exit 0 }
+  select(undef, undef, undef, 0.2) }`
 
 /** What the executor puts into every session pod (from its config). */
 export interface PodSettings {
@@ -39,6 +61,11 @@ export interface PodSettings {
   annotations: Record<string, string>
   /** The pod's workdir; an emptyDir goes there unless the template mounts something at it. */
   mountPath: string
+  /**
+   * The main process's lifeline (see POD_MAIN_SCRIPT): it waits `firstSeconds` for the agent to
+   * appear, then exits once the agent has been gone for `goneSeconds`. `goneSeconds` 0: it never exits.
+   */
+  lifeline: { firstSeconds: number; goneSeconds: number }
 }
 
 /**
@@ -49,7 +76,7 @@ export interface PodSettings {
  */
 export function buildPod(template: Record<string, unknown> | undefined, s: PodSettings): { pod: V1Pod; container: string } {
   const pod = structuredClone(template ?? {}) as V1Pod
-  if (pod.kind !== undefined && pod.kind !== 'Pod') throw new Error(kubernetesErrors.badTemplate(`kind must be Pod, got ${JSON.stringify(pod.kind)}`))
+  if (pod.kind !== undefined && pod.kind !== 'Pod') throw kubernetesErrors.badTemplate(`kind must be Pod, got ${JSON.stringify(pod.kind)}`)
   pod.apiVersion = 'v1'
   pod.kind = 'Pod'
   const metadata = (pod.metadata ??= {})
@@ -66,7 +93,7 @@ export function buildPod(template: Record<string, unknown> | undefined, s: PodSe
   if (s.container !== undefined) {
     container = spec.containers.find((c) => c.name === s.container)
     if (!container) {
-      if (spec.containers.length > 0) throw new Error(kubernetesErrors.noContainer(s.container))
+      if (spec.containers.length > 0) throw kubernetesErrors.noContainer(s.container)
       container = { name: s.container }
       spec.containers.push(container)
     }
@@ -77,11 +104,11 @@ export function buildPod(template: Record<string, unknown> | undefined, s: PodSe
       spec.containers.push(container)
     }
   }
-  if (typeof container.name !== 'string' || container.name === '') throw new Error(kubernetesErrors.badTemplate('every container needs a name'))
+  if (typeof container.name !== 'string' || container.name === '') throw kubernetesErrors.badTemplate('every container needs a name')
   if (s.image !== undefined) container.image = s.image
-  if (!container.image) throw new Error(kubernetesErrors.noImage())
+  if (!container.image) throw kubernetesErrors.noImage()
   container.command = ['perl', '-e', POD_MAIN_SCRIPT]
-  container.args = []
+  container.args = [String(s.lifeline.firstSeconds), String(s.lifeline.goneSeconds), AGENT_PROCESS_NAME]
   // The agent's exec brings its own stdin; the main process needs none.
   container.stdin = false
   container.tty = false

@@ -1,7 +1,8 @@
 import { PassThrough } from 'node:stream'
 import type { Logger } from 'cordis'
 import { type CoreV1Api, Exec, type KubeConfig, type V1Pod, type V1Status } from '@kubernetes/client-node'
-import { AGENT_SCRIPT, AgentSession, type AgentStream, KILL_SCRIPT } from '@deepseek-ai/dsh-bash-container'
+import { messageOf } from '@deepseek-ai/dsh-bash'
+import { AGENT_SCRIPT, AgentSession, type AgentStream, KILL_SCRIPT, workspaceArchive } from '@deepseek-ai/dsh-bash-container'
 import { kubernetesErrors } from './errors.js'
 
 /** What a session needs to reach its pod. */
@@ -30,13 +31,25 @@ export interface PodSessionSpec {
   startTimeoutMs: number
   /** Extra wait, past the grace, before a kill goes through a second exec. */
   killFallbackMs: number
+  /**
+   * `workspaceMode: "copy"`: the host directory whose content is extracted into `mountPath` (as the
+   * container's user) before the agent starts, at most `maxBytes` of file content. Undefined: no copy.
+   */
+  workspaceCopy?: { hostPath: string; mountPath: string; maxBytes: number }
 }
 
 /** The part of the client's exec WebSocket (`ws`) this package uses. */
 interface ExecSocket {
   on(event: 'close' | 'error', listener: () => void): void
   close(): void
+  /** Bytes queued and not yet handed to the network (the client itself never waits on it). */
+  readonly bufferedAmount: number
+  /** The channel protocol agreed (`v5.channel.k8s.io` can close stdin alone). */
+  readonly protocol: string
 }
+
+/** Bytes of the workspace archive queued on the WebSocket at most before the copy waits. */
+const COPY_HIGH_WATER = 8 * 1024 * 1024
 
 /** The status code of a client-node ApiException (undefined for other errors). */
 export function apiStatus(error: unknown): number | undefined {
@@ -66,24 +79,8 @@ export class PodSession extends AgentSession {
   static async create(access: PodAccess, spec: PodSessionSpec, onGone: (session: AgentSession) => void): Promise<PodSession> {
     const session = new PodSession(access, spec.pod.metadata!.name!, spec.container, onGone)
     session.killFallbackMs = spec.killFallbackMs
-    let timer: NodeJS.Timeout | undefined
-    let timedOut = false
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => {
-        timedOut = true
-        reject(new Error(kubernetesErrors.notReady(session.name, `not ready after ${spec.startTimeoutMs} ms`)))
-      }, spec.startTimeoutMs)
-      timer.unref?.()
-    })
-    try {
-      await Promise.race([session.boot(spec, () => timedOut), timeout])
-      return session
-    } catch (error) {
-      await session.remove()
-      throw error
-    } finally {
-      clearTimeout(timer)
-    }
+    await session.bootWithin(spec.startTimeoutMs, () => kubernetesErrors.notReady(session.name, `not ready after ${spec.startTimeoutMs} ms`), (cancelled) => session.boot(spec, cancelled))
+    return session
   }
 
   private created = false
@@ -97,10 +94,13 @@ export class PodSession extends AgentSession {
     try {
       await api.createNamespacedPod({ namespace, body: spec.pod })
     } catch (error) {
-      throw new Error(kubernetesErrors.createFailed(describe(error)))
+      throw kubernetesErrors.createFailed(describe(error))
     }
     this.created = true
+    await this.stopIfRemoved()
     await this.waitRunning(cancelled)
+    await this.stopIfRemoved()
+    if (spec.workspaceCopy && !cancelled()) await this.copyWorkspace(spec.workspaceCopy)
     const stdin = new PassThrough()
     const stdout = new PassThrough()
     const stderr = new PassThrough()
@@ -118,6 +118,16 @@ export class PodSession extends AgentSession {
     await this.startAgent(stream)
   }
 
+  /**
+   * The start deadline passed (or the session was removed) while a step of `boot` was under way:
+   * `remove()` may have found no pod to delete yet, so it is deleted here, and `boot` stops.
+   */
+  private async stopIfRemoved(): Promise<void> {
+    if (!this.lost) return
+    await this.destroyBackend()
+    throw kubernetesErrors.notReady(this.name, 'removed while starting')
+  }
+
   /** Polls the pod until its container runs; a terminal phase or a waiting reason that will not pass fails. */
   private async waitRunning(cancelled: () => boolean): Promise<void> {
     const { api, namespace } = this.access
@@ -128,13 +138,68 @@ export class PodSession extends AgentSession {
       const phase = pod.status?.phase
       const state = pod.status?.containerStatuses?.find((c) => c.name === this.container)?.state
       if (phase === 'Running' && state?.running) return
-      if (phase === 'Failed' || phase === 'Succeeded') throw new Error(kubernetesErrors.notReady(this.name, `phase ${phase}${pod.status?.message ? `: ${pod.status.message}` : ''}`))
+      if (phase === 'Failed' || phase === 'Succeeded') throw kubernetesErrors.notReady(this.name, `phase ${phase}${pod.status?.message ? `: ${pod.status.message}` : ''}`)
       const waiting = state?.waiting
       if (waiting && ['ErrImagePull', 'ImagePullBackOff', 'InvalidImageName', 'CreateContainerConfigError', 'CreateContainerError'].includes(waiting.reason ?? '')) {
-        throw new Error(kubernetesErrors.notReady(this.name, `${waiting.reason}${waiting.message ? `: ${waiting.message}` : ''}`))
+        throw kubernetesErrors.notReady(this.name, `${waiting.reason}${waiting.message ? `: ${waiting.message}` : ''}`)
       }
       await new Promise((resolve) => setTimeout(resolve, delay))
       delay = Math.min(delay * 2, 500)
+    }
+  }
+
+  /**
+   * Copies the workspace's content into `mountPath`: the shared tar stream (bash-container's
+   * `workspaceArchive`, entries `./…` without the directory itself) into `tar -x` run by an exec as
+   * the container's user (`--no-same-owner`: the files are that user's). The client ignores
+   * backpressure on the WebSocket, so the archive is fed at most COPY_HIGH_WATER ahead of the network.
+   */
+  private async copyWorkspace(copy: NonNullable<PodSessionSpec['workspaceCopy']>): Promise<void> {
+    const archive = await workspaceArchive({ hostPath: copy.hostPath, maxBytes: copy.maxBytes }).catch((error: unknown) => {
+      throw kubernetesErrors.workspaceCopy(this.name, messageOf(error))
+    })
+    const stdin = new PassThrough()
+    const out = new PassThrough().resume()
+    const err = new PassThrough()
+    let stderr = ''
+    err.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString('utf8')).slice(-2000)))
+    let status: V1Status | undefined
+    let ws: ExecSocket
+    try {
+      ws = await this.exec(['tar', '-x', '-f', '-', '-C', copy.mountPath, '--no-same-owner'], out, err, stdin, (s) => (status = s))
+    } catch (error) {
+      archive.abort()
+      throw kubernetesErrors.workspaceCopy(this.name, messageOf(error))
+    }
+    const closed = new Promise<void>((resolve) => {
+      ws.on('close', () => resolve())
+      ws.on('error', () => resolve())
+    })
+    let gone = false
+    void closed.then(() => (gone = true))
+    try {
+      for await (const chunk of archive.stream) {
+        if (gone) break
+        stdin.write(chunk)
+        while (ws.bufferedAmount > COPY_HIGH_WATER && !gone) await new Promise((resolve) => setTimeout(resolve, 5))
+      }
+      // The exec ended early (tar failed in the pod): its status below says why.
+      if (gone) archive.abort()
+      else await archive.done
+    } catch (error) {
+      const tarFailure = archive.failure
+      archive.abort()
+      ws.close()
+      throw kubernetesErrors.workspaceCopy(this.name, messageOf(tarFailure ?? error))
+    }
+    // v5 closes stdin alone; over v4 ending stdin would close the whole exec (and lose its status),
+    // and GNU tar stops at the archive's end marker anyway.
+    if (ws.protocol === 'v5.channel.k8s.io') stdin.end()
+    await closed
+    if (status?.status !== 'Success') {
+      // tar's first complaint names the cause; its last line is only "Exiting with failure status".
+      const why = stderr.trim().split('\n').filter((line) => line && !/Exiting with failure status/.test(line))[0] || status?.message || 'the exec ended without a status'
+      throw kubernetesErrors.workspaceCopy(this.name, `tar -x -C ${copy.mountPath}: ${why}`)
     }
   }
 
@@ -150,7 +215,7 @@ export class PodSession extends AgentSession {
       const ws = await new Exec(this.access.kubeConfig).exec(this.access.namespace, this.name, this.container, command, stdout, stderr, stdin, false, onStatus)
       return ws as unknown as ExecSocket
     } catch (error) {
-      throw new Error(kubernetesErrors.execFailed(this.name, describe(error)))
+      throw kubernetesErrors.execFailed(this.name, describe(error))
     }
   }
 

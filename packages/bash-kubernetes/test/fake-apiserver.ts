@@ -141,7 +141,7 @@ export async function startFakeApiServer(options: { engineUrl: string; extraLabe
     const tmpfs: Record<string, string> = {}
     for (const mount of c.volumeMounts ?? []) {
       const volume = (spec.volumes ?? []).find((v: any) => v.name === mount.name)
-      if (volume?.emptyDir) tmpfs[mount.mountPath] = 'rw,exec,mode=1777'
+      if (volume?.emptyDir) tmpfs[mount.mountPath] = `${mount.readOnly ? 'ro' : 'rw'},exec,mode=1777`
     }
     hostConfig.Tmpfs = tmpfs
     const user = security.runAsUser ?? spec.securityContext?.runAsUser
@@ -260,6 +260,17 @@ export async function startFakeApiServer(options: { engineUrl: string; extraLabe
   })
 
   async function pipeExec(ws: import('ws').WebSocket, execId: string, wantStdin: boolean): Promise<void> {
+    // Listening from the first instant: what the client sends while the engine's stream is being
+    // attached is kept (a kubelet reads from a connection, nothing is lost either).
+    const early: Buffer[] = []
+    let onMessage = (data: Buffer) => void early.push(data)
+    let onClose = () => {}
+    let closedEarly = false
+    ws.on('message', (data: Buffer) => onMessage(data))
+    ws.on('close', () => {
+      closedEarly = true
+      onClose()
+    })
     let stream: EngineStream
     try {
       stream = await engine.hijack(`/exec/${execId}/start`, { Detach: false, Tty: false })
@@ -270,19 +281,21 @@ export async function startFakeApiServer(options: { engineUrl: string; extraLabe
     }
     streams.add(stream)
     const v5 = ws.protocol === 'v5.channel.k8s.io'
-    ws.on('message', (data: Buffer) => {
+    onMessage = (data: Buffer) => {
       if (data.length === 0) return
       const channel = data[0]
       if (channel === 0 && wantStdin) stream.stdin.write(data.subarray(1))
       else if (channel === 255 && v5 && data[1] === 0) stream.stdin.end()
       // 4 (resize): no TTY here.
-    })
+    }
+    for (const data of early.splice(0)) onMessage(data)
     // The client went away: the exec's stdin closes (as the kubelet closes it); the process goes on
     // unless it reads stdin — there is no API to signal it.
-    ws.on('close', () => {
+    onClose = () => {
       stream.stdin.end()
       setTimeout(() => stream.destroy(), 2000).unref()
-    })
+    }
+    if (closedEarly) onClose()
     ws.on('error', () => {})
     const ended = (s: NodeJS.ReadableStream) => new Promise<void>((resolve) => s.once('end', () => resolve()))
     const done = Promise.all([ended(stream.stdout), ended(stream.stderr)])

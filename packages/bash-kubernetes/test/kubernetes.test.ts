@@ -1,15 +1,16 @@
-import { execFileSync } from 'node:child_process'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { execFileSync, spawn } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node'
 import { loadExecutorPlugin } from '@deepseek-ai/dsh-bash/conformance'
-import { KILL_SCRIPT } from '@deepseek-ai/dsh-bash-container'
+import { AGENT_PROCESS_NAME, KILL_SCRIPT } from '@deepseek-ai/dsh-bash-container'
 import { Context } from 'cordis'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
-import { ANNOTATION_SERVER, KubernetesExecutor, type KubernetesExecutorConfigInput, LABEL_EXECUTOR, NETWORK_POLICY_NAME, sweepDeadPods } from '../src/index.js'
+import { ANNOTATION_SERVER, KUBERNETES_ERROR, KubernetesExecutor, type KubernetesExecutorConfigInput, LABEL_EXECUTOR, NETWORK_POLICY_NAME, sweepDeadPods } from '../src/index.js'
 import { type FakeApiServer, FAKE_LABEL, startFakeApiServer } from './fake-apiserver.js'
-import { containersWithLabel, ENGINE_URL, processesWith, TEST_IMAGE, unavailableReason } from './docker.js'
+import { containersWithLabel, createdAndDestroyed, ENGINE_URL, processesWith, TEST_IMAGE, unavailableReason } from './docker.js'
 
 const skip = unavailableReason()
 if (skip) console.warn(`[dsh-bash-kubernetes] skipping the pod tests against the fake API server: ${skip}`)
@@ -109,7 +110,133 @@ describe.skipIf(skip !== undefined)('kubernetes executor: pods (fake API server 
     const inst = await load({ image: 'dsh-bash-no-such-image:never', startTimeoutMs: 20_000 })
     try {
       const bash = inst.executor
-      await expect(bash.run(bash.resolve({ command: 'true' }))).rejects.toThrow(/the session pod dsh-bash-\w+-1 did not start: ErrImagePull/)
+      await expect(bash.run(bash.resolve({ command: 'true' }))).rejects.toThrow(expect.objectContaining({ code: KUBERNETES_ERROR.notReady, message: expect.stringMatching(/the session pod dsh-bash-\w+-1 did not start: ErrImagePull/) }))
+      expect([...fake.pods.keys()]).toEqual([])
+    } finally {
+      await inst.dispose()
+    }
+  })
+
+  it('workspaceMode copy: the workspace arrives in the pod before the first command (nested directories, exec bit, symlink; owned by the pod user); the host is not changed', async () => {
+    const ws = mkdtempSync(join(tmpdir(), 'dsh-k8s-copy-'))
+    mkdirSync(join(ws, 'sub/deep'), { recursive: true })
+    writeFileSync(join(ws, 'a.txt'), 'hello\n')
+    writeFileSync(join(ws, 'sub/deep/run.sh'), '#!/bin/sh\necho ran\n', { mode: 0o755 })
+    symlinkSync('a.txt', join(ws, 'link'))
+    execFileSync('mkfifo', [join(ws, 'fifo')])
+    // Owned by 1234 on the host: in the pod the files belong to the user tar runs as (the fake's
+    // engine here runs pods as root, and its tmpfs emptyDir ignores mode=1777: no runAsUser).
+    execFileSync('chown', ['-hR', '1234:1234', ws])
+    const inst = await load({ workspace: ws, workspaceMode: 'copy' })
+    try {
+      const bash = inst.executor
+      expect(bash.resolve({ command: 'true', workdir: join(ws, 'sub') }).workdir).toBe('/workspace/sub')
+      const r = await bash.run(bash.resolve({ command: 'stat -c "%n %u %A" a.txt sub sub/deep sub/deep/run.sh link; sh sub/deep/run.sh; readlink link; test -e fifo || echo no fifo', owner: 'c' }))
+      expect(r.stdout.text).toBe(
+        ['a.txt 0 -rw-r--r--', 'sub 0 drwxr-xr-x', 'sub/deep 0 drwxr-xr-x', 'sub/deep/run.sh 0 -rwxr-xr-x', 'link 0 lrwxrwxrwx', 'ran', 'a.txt', 'no fifo', ''].join('\n'),
+      )
+      // One exec copied it (tar -x), before the agent's.
+      expect(fake.execs.filter((e) => e.command[0] === 'tar').map((e) => e.command)).toEqual([['tar', '-x', '-f', '-', '-C', '/workspace', '--no-same-owner']])
+      expect((await bash.run(bash.resolve({ command: 'echo changed > a.txt && rm -r sub && touch new && cat a.txt', owner: 'c' }))).stdout.text).toBe('changed\n')
+      expect(readFileSync(join(ws, 'a.txt'), 'utf8')).toBe('hello\n')
+      expect(existsSync(join(ws, 'sub/deep/run.sh'))).toBe(true)
+      expect(existsSync(join(ws, 'new'))).toBe(false)
+    } finally {
+      await inst.dispose()
+      rmSync(ws, { recursive: true, force: true })
+    }
+  })
+
+  it('workspaceMode copy: a mountPath the pod cannot write, a workspace over the limit, a missing workspace: coded errors, nothing left', async () => {
+    const ws = mkdtempSync(join(tmpdir(), 'dsh-k8s-copy-'))
+    writeFileSync(join(ws, 'five'), '12345')
+    // The template mounts a read-only volume at the mount path: tar -x fails in the pod.
+    const template = { spec: { containers: [{ name: 'bash', volumeMounts: [{ name: 'ro', mountPath: '/workspace', readOnly: true }] }], volumes: [{ name: 'ro', emptyDir: {} }] } }
+    for (const config of [{ podTemplate: template }, { workspaceCopyMaxBytes: 4 }]) {
+      const inst = await load({ workspace: ws, workspaceMode: 'copy', ...config })
+      try {
+        const bash = inst.executor
+        const error = await bash.run(bash.resolve({ command: 'true' })).then(() => undefined, (e: unknown) => e as Error & { code?: string })
+        expect(error?.code).toBe(KUBERNETES_ERROR.workspaceCopy)
+        expect(error?.message).toMatch(
+          'podTemplate' in config
+            ? /^cannot copy the workspace into the session pod dsh-bash-\w+-1: tar -x -C \/workspace: .*Read-only file system/
+            : /^cannot copy the workspace into the session pod dsh-bash-\w+-1: the workspace .* holds 5 bytes in regular files, more than workspaceCopyMaxBytes \(4\)$/,
+        )
+        expect([...fake.pods.keys()]).toEqual([])
+      } finally {
+        await inst.dispose()
+      }
+    }
+    expect(() => new KubernetesExecutor(new Context(), { kubeconfig: fake.kubeconfigPath, image: 'x', sweep: false, networkPolicy: false, workspace: join(ws, 'missing'), workspaceMode: 'copy' })).toThrow(
+      expect.objectContaining({ code: KUBERNETES_ERROR.invalidConfig, message: `invalid kubernetes executor config: workspace ${JSON.stringify(join(ws, 'missing'))} does not exist` }),
+    )
+    rmSync(ws, { recursive: true, force: true })
+  })
+
+  it('the pod lifeline: after SIGKILL of its server the pod\'s processes are gone within seconds and the next sweep deletes the pod; a clean stop deletes it', async () => {
+    const child = (marker: string) => {
+      const proc = spawn(process.execPath, [fileURLToPath(new URL('./lifeline-child.mjs', import.meta.url)), fake.kubeconfigPath, TEST_IMAGE, marker], { stdio: ['ignore', 'pipe', 'inherit'] })
+      const ready = new Promise<string>((resolve, reject) => {
+        let out = ''
+        proc.stdout.on('data', (chunk: Buffer) => {
+          out += chunk.toString()
+          if (out.includes('\n')) resolve(out.trim())
+        })
+        proc.once('exit', (code) => reject(new Error(`the child exited (${code}) before it was ready`)))
+      })
+      return { proc, ready }
+    }
+    const marker = `${process.pid}${Date.now() % 100000}`
+    const killed = child(marker)
+    const line = await killed.ready
+    expect(line).toMatch(/^ready dsh-bash-\w+-1$/)
+    const pod = line.split(' ')[1]
+    const containerId = fake.pods.get(`default/${pod}`)!.containerId!
+    expect(processesWith(`1000.${marker}`)).toHaveLength(1)
+    const exited = new Promise((resolve) => killed.proc.once('exit', resolve))
+    killed.proc.kill('SIGKILL')
+    const killedAt = Date.now()
+    // Reaped: a zombie would still look alive to the sweep (same pid, same start time).
+    await exited
+    // The agent's exec closes, the agent kills its commands and exits; the main process sees no agent
+    // for lifelineSeconds (3) and exits: the container stops, nothing of the session runs.
+    await vi.waitFor(() => expect(inspect(containerId).State.Running).toBe(false), { timeout: 15_000, interval: 100 })
+    console.log(`[dsh-bash-kubernetes] the pod's container stopped ${Date.now() - killedAt} ms after SIGKILL of its server`)
+    expect(processesWith(`1000.${marker}`)).toEqual([])
+    const kc = new KubeConfig()
+    kc.loadFromFile(fake.kubeconfigPath)
+    expect((await kc.makeApiClient(CoreV1Api).readNamespacedPod({ name: pod, namespace: 'default' })).status?.phase).toBe('Succeeded')
+    // The pod object stays until a server of this host sweeps it (at load).
+    expect(fake.pods.has(`default/${pod}`)).toBe(true)
+    const next = await load({ sweep: true })
+    try {
+      await next.executor.run(next.executor.resolve({ command: 'true', owner: 'n' }))
+      expect(fake.pods.has(`default/${pod}`)).toBe(false)
+    } finally {
+      await next.dispose()
+    }
+    // A clean stop (SIGTERM → dispose) deletes the pod at once.
+    const stopped = child(`${marker}9`)
+    const pod2 = (await stopped.ready).split(' ')[1]
+    expect(fake.pods.has(`default/${pod2}`)).toBe(true)
+    stopped.proc.kill('SIGTERM')
+    expect(await new Promise((resolve) => stopped.proc.once('exit', (code, signal) => resolve(signal ?? code)))).toBe(0)
+    expect(fake.pods.has(`default/${pod2}`)).toBe(false)
+    expect(processesWith(`1000.${marker}9`)).toEqual([])
+  })
+
+  it('a pod not ready within startTimeoutMs fails the command with a coded error, and the pod is deleted', async () => {
+    const since = Math.floor(Date.now() / 1000) - 1
+    const inst = await load({ startTimeoutMs: 1 })
+    try {
+      const bash = inst.executor
+      await expect(bash.run(bash.resolve({ command: 'true' }))).rejects.toMatchObject({
+        code: KUBERNETES_ERROR.notReady,
+        message: expect.stringMatching(/^the session pod dsh-bash-\w+-1 did not start: not ready after 1 ms$/),
+      })
+      // The pod the API creates after the deadline is deleted too (its container seen in the engine's events).
+      await createdAndDestroyed(`${FAKE_LABEL}=${fake.id}`, since)
       expect([...fake.pods.keys()]).toEqual([])
     } finally {
       await inst.dispose()
@@ -127,6 +254,17 @@ describe.skipIf(skip !== undefined)('kubernetes executor: pods (fake API server 
     )
     expect(make({ kubeconfig: join(dir, 'missing'), image: 'x' })).toThrow(/^cannot load the kubeconfig: /)
     expect(make({ kubeconfig: fake.kubeconfigPath, image: 'x', mountPath: 'rel' })).toThrow('invalid kubernetes executor config: mountPath must be an absolute path')
+    // Stable codes (errors.ts): callers match on them, never on the text.
+    const codeOf = (f: () => unknown) => {
+      try {
+        f()
+      } catch (error) {
+        return (error as { code?: unknown }).code
+      }
+    }
+    expect(codeOf(make({ kubeconfig: fake.kubeconfigPath }))).toBe(KUBERNETES_ERROR.invalidConfig)
+    expect(codeOf(make({ kubeconfig: fake.kubeconfigPath, image: 'x', podTemplate: { kind: 'Deployment' } }))).toBe(KUBERNETES_ERROR.invalidConfig)
+    expect(codeOf(make({ kubeconfig: join(dir, 'missing'), image: 'x' }))).toBe(KUBERNETES_ERROR.kubeconfig)
   })
 
   it('the sweep deletes pods of dead servers of this host and leaves live ones', async () => {
@@ -155,7 +293,7 @@ describe.skipIf(skip !== undefined)('kubernetes executor: pods (fake API server 
       // The shell may or may not have exec'd into its last command: one or two processes carry 1001.
       await vi.waitFor(() => expect(processesWith(`1001.${marker}`).length).toBeGreaterThanOrEqual(1), { timeout: 20_000 })
       // Freeze the agent (its processes are visible from the host): it cannot answer the kill.
-      const agent = processesWith("use strict; use warnings; no warnings 'exec'").filter((pid) => sameContainer(pid, processesWith(`1001.${marker}`)[0]))
+      const agent = agentProcesses().filter((pid) => sameContainer(pid, processesWith(`1001.${marker}`)[0]))
       expect(agent.length).toBe(1)
       process.kill(agent[0], 'SIGSTOP')
       let killed: Promise<boolean>
@@ -174,6 +312,17 @@ describe.skipIf(skip !== undefined)('kubernetes executor: pods (fake API server 
     }
   })
 })
+
+/** Live agents on this machine (their command line is exactly the agent's process name). */
+function agentProcesses(): number[] {
+  return processesWith(AGENT_PROCESS_NAME).filter((pid) => {
+    try {
+      return new RegExp(`^${AGENT_PROCESS_NAME}\0+$`).test(readFileSync(`/proc/${pid}/cmdline`, 'latin1'))
+    } catch {
+      return false
+    }
+  })
+}
 
 function startTime(pid: number): string {
   const stat = execFileSync('cat', [`/proc/${pid}/stat`], { encoding: 'utf8' })
