@@ -1,22 +1,11 @@
-import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, realpathSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { type CallToolResult, ListRootsRequestSchema, type ProgressNotification } from '@modelcontextprotocol/sdk/types.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { z } from 'zod'
-import {
-  bashDescription,
-  BASH_KILL_DESCRIPTION,
-  BASH_OUTPUT_DESCRIPTION,
-  bashParameters,
-  taskParameters,
-} from '@deepseek-ai/dsh-tool-bash'
+import { contractChecks } from './contract-checks.js'
 import { bash, call, isAlive, marker, pidsWith, ROOT, type StdioServer, startStdio, waitFor } from './helpers.js'
-
-const LEFTOVER = '[stopped 1 leftover process(es); use run_in_background for servers and watchers]'
-const schema = (parameters: z.ZodType) => z.toJSONSchema(parameters, { io: 'input', unrepresentable: 'any' })
-const notice = (id: string, status: string) => `background bash task ${id} finished ${status}. Read its output with bash_output.`
 
 describe('dsh-bash mcp over stdio (real server process, SDK client)', () => {
   let server: StdioServer
@@ -31,121 +20,7 @@ describe('dsh-bash mcp over stdio (real server process, SDK client)', () => {
     rmSync(dir, { recursive: true, force: true })
   })
 
-  it('the first background task is bash-1; bash_output reads it as the contract says; the notice comes once', async () => {
-    const c = server.client
-    const s1 = join(dir, 's1')
-    const s2 = join(dir, 's2')
-    const started = await bash(c, `echo first; touch ${s1}; while [ ! -e ${s2} ]; do sleep 0.05; done`, { run_in_background: true })
-    expect(started).toEqual({ texts: ['started background task bash-1'], isError: false })
-    await waitFor('the task to print', () => existsSync(s1))
-    // The file exists before the server has necessarily read the pipe: reads of nothing consume nothing.
-    let read = await call(c, 'bash_output', { task_id: 'bash-1' })
-    while (read.texts[0] === '(no new output)\n[status: running]') read = await call(c, 'bash_output', { task_id: 'bash-1' })
-    expect(read).toEqual({ texts: ['first\n[status: running]'], isError: false })
-
-    writeFileSync(s2, '')
-    const text = notice('bash-1', '[status: completed, exit code: 0]')
-    await waitFor('the logging message', () => server.logs.includes(text))
-    // The next tool result carries the notice as a separate block, once.
-    expect(await call(c, 'bash_output', { task_id: 'bash-1' })).toEqual({
-      texts: ['(no new output)\n[status: completed, exit code: 0]', text],
-      isError: false,
-    })
-    expect(await bash(c, 'echo again')).toEqual({ texts: ['again\n'], isError: false })
-    expect(server.logs.filter((log) => log === text)).toHaveLength(1)
-  })
-
-  it('tools/list gives exactly the three tools with their JSON schemas', async () => {
-    const { tools } = await server.client.listTools()
-    expect(tools.map((tool) => tool.name)).toEqual(['bash', 'bash_output', 'bash_kill', 'bash_input'])
-    expect(tools[0]).toMatchObject({ description: bashDescription({ yieldAfterMs: 50_000 }), inputSchema: schema(bashParameters) })
-    expect(tools[1]).toMatchObject({ description: BASH_OUTPUT_DESCRIPTION, inputSchema: schema(taskParameters) })
-    expect(tools[2]).toMatchObject({ description: BASH_KILL_DESCRIPTION, inputSchema: schema(taskParameters) })
-    expect(tools[0].inputSchema.required).toEqual(['command', 'description'])
-  })
-
-  it.each([
-    ['echo hello', {}, 'hello\n'],
-    ['true', {}, '(no output)'],
-    ['echo out; echo err >&2', {}, 'out\n[stderr]\nerr\n'],
-    ['printf out; printf err >&2', {}, 'out\n[stderr]\nerr'],
-    ['echo failing; exit 3', {}, 'failing\n[exit code: 3]'],
-    ['sleep 60', { timeoutMs: 300 }, '(no output)\n[timed out after 300ms]\n[killed by signal: SIGTERM]'],
-    ['kill -9 $$', {}, '(no output)\n[killed by signal: SIGKILL]'],
-    ['sleep 100 & echo started', {}, `started\n${LEFTOVER}`],
-  ])('bash %j → the contract text, isError false', async (command, extra, expected) => {
-    expect(await bash(server.client, command, extra)).toEqual({ texts: [expected], isError: false })
-  })
-
-  it('seq 1 200000: the marker and its path first, the newest lines last, the whole within the MCP budget', async () => {
-    const { texts, isError } = await bash(server.client, 'seq 1 200000')
-    expect(isError).toBe(false)
-    const text = texts[0]
-    const match = /^\[output truncated; full output: (\/.*dsh-bash-.*-stdout\.log)\]\n([\s\S]*)$/.exec(text)
-    expect(match).not.toBeNull()
-    const full = `${Array.from({ length: 200000 }, (_, i) => i + 1).join('\n')}\n`
-    const tail = match![2]
-    expect(full.endsWith(tail)).toBe(true)
-    expect(tail.endsWith('199999\n200000\n')).toBe(true)
-    // The defaults shown by --help: 10,000 bytes and 1,900 lines per result.
-    expect(Buffer.byteLength(text)).toBeLessThanOrEqual(10_000)
-    expect(Buffer.byteLength(text)).toBeGreaterThan(9_000)
-    expect(text.split('\n').length).toBeLessThanOrEqual(1_900)
-    expect(readFileSync(match![1], 'utf8')).toBe(full)
-
-    // Each client's documented cut of a tool result (issue 14), applied to what we send.
-    const cuts: Record<string, (t: string) => string> = {
-      // Over ~40 KB: moved to a file, the model sees a 2 KB (2,000-character) preview of the head.
-      'Claude Code': (t) => (t.length > 40_000 ? t.slice(0, 2_000) : t),
-      'Qwen Code': (t) => (t.length > 40_000 ? t.slice(0, 2_000) : t),
-      // The first 2,000 lines (and 50 KB).
-      OpenCode: (t) => Buffer.from(t.split('\n').slice(0, 2_000).join('\n')).subarray(0, 50 * 1024).toString(),
-      // The middle cut out, head and tail kept, to about 12,000 characters.
-      Codex: (t) => (t.length > 12_000 ? `${t.slice(0, 6_000)}…${t.slice(-6_000)}` : t),
-      // The first 8,000 and the last 32,000 characters.
-      'Gemini CLI': (t) => (t.length > 40_000 ? `${t.slice(0, 8_000)}…${t.slice(-32_000)}` : t),
-    }
-    for (const [client, cut] of Object.entries(cuts)) {
-      const seen = cut(text)
-      expect(seen.endsWith('\n200000\n'), client).toBe(true)
-      expect(seen.startsWith(`[output truncated; full output: ${match![1]}]\n`), client).toBe(true)
-    }
-    // Even a client that kept only the first 2,000 characters would keep the path.
-    expect(text.slice(0, 2_000)).toContain(match![1])
-  })
-
-  it.each([
-    ['bash', { command: '   ', description: 'blank' }, 'Error: invalid command: expected a non-empty string'],
-    ['bash', { command: 'x', description: ' ' }, 'Error: invalid description: expected a non-empty string'],
-    ['bash', { command: 'x', description: 'd', timeoutMs: -5 }, 'Error: invalid timeoutMs: expected a positive number, got -5'],
-    ['bash', { description: 'no command' }, 'Error: invalid arguments: missing required property "command"'],
-    ['bash_output', { task_id: 'bash-99' }, 'Error: unknown bash task "bash-99"'],
-    ['bash_kill', { task_id: 'bash-99' }, 'Error: unknown bash task "bash-99"'],
-    ['nope', {}, 'Error: unknown tool "nope"'],
-  ])('%s %j → %j with isError true', async (name, args, expected) => {
-    expect(await call(server.client, name, args)).toEqual({ texts: [expected], isError: true })
-  })
-
-  it('bash_kill twice: killed, then already finished (the kill notice rides on the first result)', async () => {
-    const c = server.client
-    const { texts } = await bash(c, 'sleep 300', { run_in_background: true })
-    const id = /started background task (bash-\d+)/.exec(texts[0])![1]
-    const first = await call(c, 'bash_kill', { task_id: id })
-    expect(first.isError).toBe(false)
-    expect(first.texts[0]).toBe(`killed background task ${id}`)
-    expect(await call(c, 'bash_kill', { task_id: id })).toEqual({ texts: [`task ${id} had already finished`], isError: false })
-    await call(c, 'bash', { command: 'true', description: 'drain notices' })
-    const note = notice(id, '[status: killed by SIGTERM]')
-    expect(server.logs.filter((log) => log === note)).toHaveLength(1)
-    expect(first.texts.slice(1)).toEqual([note])
-  })
-
-  it('env and stdin keys from the model have no effect', async () => {
-    expect(await bash(server.client, 'echo "[$DSH_X]"; cat', { env: { DSH_X: 'set' }, stdin: 'data' })).toEqual({
-      texts: ['[]\n'],
-      isError: false,
-    })
-  })
+  contractChecks(() => ({ server, dir, pathInCommand: (name) => join(dir, name) }))
 
   it('sends progress notifications (elapsed time) for a long foreground call with a progress token', async () => {
     const progress: ProgressNotification['params'][] = []
