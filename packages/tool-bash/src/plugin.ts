@@ -120,7 +120,7 @@ export const ToolBash = {
         const spec = bash.resolve(request)
         if (args.run_in_background) return startedText(bash.start(spec).id)
         const result = await bash.run(spec)
-        const text = renderRunResult(result, { escalationHint: escalationPossible(ctx), budget })
+        const text = renderRunResult(result, { escalationHint: escalationPossible(ctx, confines), budget })
         if (result.aborted) return { content: [{ type: 'text', text: `Error: the command was aborted\n${text}` }], isError: true }
         return text
       },
@@ -135,8 +135,10 @@ export const ToolBash = {
       execute(rawArgs, call) {
         const args = rawArgs as TaskArgs
         checkTaskArgs(args)
-        assertAccess(ctx, args.task_id, call)
-        return renderRead(ctx.bash.readOutput(args.task_id), { escalationHint: escalationPossible(ctx), budget })
+        // One lookup per call: every `ctx.bash` access goes through cordis' context proxies.
+        const bash = ctx.bash
+        assertAccess(bash, args.task_id, call)
+        return renderRead(bash.readOutput(args.task_id), { escalationHint: escalationPossible(ctx, confines), budget })
       },
     })
 
@@ -149,8 +151,9 @@ export const ToolBash = {
       async execute(rawArgs, call) {
         const args = rawArgs as TaskArgs
         checkTaskArgs(args)
-        assertAccess(ctx, args.task_id, call)
-        return (await ctx.bash.kill(args.task_id)) ? killedText(args.task_id) : alreadyFinishedText(args.task_id)
+        const bash = ctx.bash
+        assertAccess(bash, args.task_id, call)
+        return (await bash.kill(args.task_id)) ? killedText(args.task_id) : alreadyFinishedText(args.task_id)
       },
     })
 
@@ -163,22 +166,22 @@ export const ToolBash = {
       async execute(rawArgs, call) {
         const args = rawArgs as InputArgs
         checkInputArgs(args)
-        assertAccess(ctx, args.task_id, call)
         const bash = ctx.bash
+        assertAccess(bash, args.task_id, call)
         if (args.ask_user !== undefined) {
           // A person types the reply (secret-input.ts); the model reads only that it was typed.
           const hide = await sendUserReply(ctx, call, args.task_id, args.ask_user)
           const read = await readAfterInput(bash, args.task_id, args.wait_ms ?? DEFAULT_INPUT_WAIT_MS, call.signal)
-          return `${TYPED_TEXT}\n${renderRead({ ...read, delta: hide(read.delta) }, { escalationHint: escalationPossible(ctx), budget })}`
+          return `${TYPED_TEXT}\n${renderRead({ ...read, delta: hide(read.delta) }, { escalationHint: escalationPossible(ctx, confines), budget })}`
         }
         // Not interactive, or finished: the executor's coded errors, before any wait.
         await bash.write(args.task_id, args.text ?? '')
         const read = await readAfterInput(bash, args.task_id, args.wait_ms ?? DEFAULT_INPUT_WAIT_MS, call.signal)
-        return renderRead(read, { escalationHint: escalationPossible(ctx), budget })
+        return renderRead(read, { escalationHint: escalationPossible(ctx, confines), budget })
       },
     })
 
-    ctx.bash.onTaskDone((task) => deliverNotice(ctx, task))
+    ctx.bash.onTaskDone((task) => deliverNotice(ctx, task, confines))
   },
 }
 
@@ -189,15 +192,14 @@ function sessionMode(call: ToolCall): string | undefined {
 }
 
 /** The ownership fence: a task owned by a session is closed to every other caller. */
-function assertAccess(ctx: Context, id: string, call: ToolCall): void {
+function assertAccess(bash: Context['bash'], id: string, call: ToolCall): void {
   // An unknown id gets the executor's stable error.
-  const bash = ctx.bash
   if (!bash.get(id)) bash.readOutput(id)
   const owner = bash.ownerOf(id)
   if (owner !== undefined && owner !== ownerToken(call)) throw toolBashErrors.foreignTask(id)
 }
 
-function deliverNotice(ctx: Context, task: BashTask): void {
+function deliverNotice(ctx: Context, task: BashTask, confines: boolean): void {
   const owner = ctx.bash.ownerOf(task.id)
   if (owner === undefined) return
   const agents = ctx.get('agents') as AgentDirectory | undefined
@@ -205,7 +207,7 @@ function deliverNotice(ctx: Context, task: BashTask): void {
   const target = agents?.list().find((agent) => agent.session?.header?.id === owner)
   if (!target) return
   try {
-    target.inject([{ type: 'text', text: renderNotice(task, { escalationHint: escalationPossible(ctx) }) }], { source: { ...NOTICE_SOURCE } })
+    target.inject([{ type: 'text', text: renderNotice(task, { escalationHint: escalationPossible(ctx, confines) }) }], { source: { ...NOTICE_SOURCE } })
   } catch (error) {
     // The agent went away between the lookup and the call: nothing to tell it any more.
     if (!hasCode(error, CALLER_ERROR.disposed)) console.error(`[tool-bash] could not deliver the notice of ${task.id}: ${messageOf(error)}`)
@@ -234,9 +236,12 @@ function newestLineReporter(report: NonNullable<ToolCall['onProgress']>): NonNul
   }
 }
 
-/** True when the `bash` tool can escalate: the executor confines and an approval service can answer. */
-function escalationPossible(ctx: Context): boolean {
-  return ctx.bash.sandboxMode !== undefined && approvalOf(ctx) !== undefined
+/**
+ * True when the `bash` tool can escalate: the executor confines (`confines`, read once when the
+ * plugin applies; it is applied again for another executor) and an approval service can answer.
+ */
+function escalationPossible(ctx: Context, confines: boolean): boolean {
+  return confines && approvalOf(ctx) !== undefined
 }
 
 /** The approval service, when one that can answer is loaded. */
