@@ -6,21 +6,21 @@ import { cgroupAvailable, countProcesses, createLocal, scratchDir, serverProcess
 const dir = scratchDir()
 afterAll(() => dir.remove())
 
-// The launcher helper (`launcher: 'helper'`): the commands are forked by a helper process, not by
-// this event loop; every guarantee of the executor must hold the same.
+// The launcher helper is the default (the other conformance files run with it): here the same suite
+// with `launcher: 'spawn'`, the commands forked by this event loop, which stays available.
 const containment = cgroupAvailable() ? 'cgroup' : 'auto'
 const server = serverProcess(containment)
-defineBashExecutorConformance(`local executor (${containment}, launcher helper)`, {
-  create: (config) => createLocal({ containment, launcher: 'helper', ...config }),
+defineBashExecutorConformance(`local executor (${containment}, launcher spawn)`, {
+  create: (config) => createLocal({ containment, launcher: 'spawn', ...config }),
   countProcesses,
   workdir: dir.path,
   graceMs: 300,
-  serverProcess: { ...server, config: { ...server.config, launcher: 'helper' } },
+  serverProcess: { ...server, config: { ...server.config, launcher: 'spawn' } },
 })
 
 describe('launcher helper', () => {
-  it('the command is forked by the helper, not by this process; with stdin it is spawned here', async () => {
-    const { executor, dispose } = await createLocal({ containment, launcher: 'helper' })
+  it('the command is forked by the helper (the default), not by this process; with stdin it is spawned here; with spawn, here', async () => {
+    const { executor, dispose } = await createLocal({ containment })
     try {
       const result = await executor.run(executor.resolve({ command: 'tr "\\0" " " < /proc/$PPID/cmdline; echo; echo $PPID', workdir: dir.path }))
       const [cmdline, ppid] = result.stdout.text.trim().split('\n')
@@ -30,6 +30,13 @@ describe('launcher helper', () => {
       expect(Number(withStdin.stdout.text.trim())).toBe(process.pid)
     } finally {
       await dispose()
+    }
+    const spawned = await createLocal({ containment, launcher: 'spawn' })
+    try {
+      const result = await spawned.executor.run(spawned.executor.resolve({ command: 'echo $PPID', workdir: dir.path }))
+      expect(Number(result.stdout.text.trim())).toBe(process.pid)
+    } finally {
+      await spawned.dispose()
     }
   })
 
