@@ -62,9 +62,29 @@ async function probe(child, file) {
 
 const textOf = (result) => (result.content ?? []).map((c) => c.text ?? '').join('\n')
 
+/** The first line of a result the budget cut: the files holding the whole streams, or `(unavailable)`. */
+const CUT_LINE = /^\[(?:output truncated|some output was dropped from memory); full output: ([^\]\n]+)\]$/
+
+/**
+ * The numbered lines a result stands for. A cut result that names the stdout file (same machine):
+ * the file holds the stream from byte 0, so the lines from `from` through the text's last line are
+ * taken there, and checked like the rest. Cut with `(unavailable)`: only the text, so the missing
+ * lines count as lost.
+ */
+function numberedLines(text, from) {
+  const named = CUT_LINE.exec(text.split('\n', 1)[0])?.[1]
+  const file = named?.split(', ').find((path) => path.endsWith('-stdout.log'))
+  const inText = text.split('\n').filter((line) => /^\d+$/.test(line))
+  if (!file) return inText
+  const lines = readFileSync(file, 'utf8').split('\n')
+  // Earlier results delivered the stream's first from-1 lines; this one runs through its last line.
+  const last = inText.length > 0 ? lines.indexOf(inText[inText.length - 1], from - 1) : lines.length - 1
+  return lines.slice(from - 1, last + 1).filter((line) => /^\d+$/.test(line))
+}
+
 /** Checks that `text` holds exactly the numbers from..to, one per line, each once, in order. */
 function countLines(text, from, to, tally) {
-  const numbers = text.split('\n').filter((line) => /^\d+$/.test(line)).map(Number)
+  const numbers = numberedLines(text, from).map(Number)
   let expected = from
   for (const n of numbers) {
     if (n === expected) expected++

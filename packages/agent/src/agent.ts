@@ -1,4 +1,5 @@
 import { isAbsolute } from 'node:path'
+import type { Logger } from 'cordis'
 import type { ToolCaller, ToolContent, ToolRegistry } from '@deepseek-ai/dsh-tools'
 import type { ChatMessage, ModelAdapter } from './adapter.js'
 import { createInjection, type InjectedContext, type InjectOptions, injectionMessage } from './inject.js'
@@ -55,6 +56,8 @@ export interface AgentHost {
   tools(): ToolRegistry | undefined
   /** Called once, when the agent is disposed. */
   disposed(agent: Agent): void
+  /** Where the agent reports failures that have no caller (a throwing inject listener): the creating plugin's logger. */
+  logger: Logger
 }
 
 /**
@@ -90,7 +93,7 @@ export class Agent implements ToolCaller {
       throw agentErrors.invalid(`session.cwd must be an absolute path, got ${JSON.stringify(session.cwd)}`)
     }
     if (session.sandboxMode !== undefined && (typeof session.sandboxMode !== 'string' || session.sandboxMode === '')) {
-      throw new Error(`session.sandboxMode must be a non-empty string, got ${JSON.stringify(session.sandboxMode)}`)
+      throw agentErrors.invalid(`session.sandboxMode must be a non-empty string, got ${JSON.stringify(session.sandboxMode)}`)
     }
     const maxSteps = options.maxSteps ?? DEFAULT_MAX_STEPS
     if (!Number.isInteger(maxSteps) || maxSteps < 1) {
@@ -153,7 +156,7 @@ export class Agent implements ToolCaller {
       try {
         listener(entry)
       } catch (error) {
-        console.error(`[dsh-agent] inject listener of agent "${this.id}" failed: ${error instanceof Error ? error.message : String(error)}`)
+        this.#host.logger.error(`inject listener of agent "${this.id}" failed: ${error instanceof Error ? error.message : String(error)}`)
       }
     }
   }

@@ -37,6 +37,7 @@ export class Agents extends Service {
     let release: (() => void) | undefined
     const agent = new Agent(id, options, {
       tools: () => ctx.get('tools') as ToolRegistry | undefined,
+      logger: ctx.logger('dsh-agent'),
       disposed: (agent) => {
         const index = live.indexOf(agent)
         if (index >= 0) live.splice(index, 1)

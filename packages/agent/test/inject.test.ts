@@ -1,4 +1,5 @@
-import { afterEach, describe, expect, it, vi } from 'vitest'
+import { recordLogs } from '@deepseek-ai/dsh-bash'
+import { afterEach, describe, expect, it, onTestFinished, vi } from 'vitest'
 import { type InjectedContext, ScriptedAdapter } from '../src/index.js'
 import { agentOptions, createContext } from './helpers.js'
 
@@ -134,7 +135,8 @@ describe('onInject and takeInjected', () => {
   })
 
   it('a throwing listener is logged and ignored', () => {
-    const errors = vi.spyOn(console, 'error').mockImplementation(() => {})
+    const logs = recordLogs()
+    onTestFinished(logs.stop)
     const ctx = createContext()
     const agent = ctx.agents.create(agentOptions({ id: 'a1' }))
     const seen: string[] = []
@@ -145,7 +147,7 @@ describe('onInject and takeInjected', () => {
     expect(() => agent.inject([{ type: 'text', text: notice }], { source })).not.toThrow()
     expect(seen).toEqual([notice])
     expect(agent.pendingInjections).toBe(1)
-    expect(errors).toHaveBeenCalledWith('[dsh-agent] inject listener of agent "a1" failed: transport closed')
+    expect(logs.lines).toEqual([{ name: 'dsh-agent', type: 'error', content: 'inject listener of agent "a1" failed: transport closed' }])
   })
 
   it('takeInjected drains the queue, so the loop never delivers those entries again', async () => {

@@ -86,6 +86,6 @@ export class ContainerExecutor extends AgentSessionExecutor<ContainerSession> {
       secretPatterns: this.config.secretEnvPatterns,
       startTimeoutMs: c.startTimeoutMs,
     }
-    return ContainerSession.create(this.engine, `dsh-bash-${this._instance}-${++this._sessionSeq}`, spec, onGone)
+    return ContainerSession.create(this.engine, `dsh-bash-${this._instance}-${++this._sessionSeq}`, spec, onGone, this.logger.extend('container'))
   }
 }

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { posix } from 'node:path'
 import type { Context } from 'cordis'
-import type { BashExecRequest, BashExecSpec } from '@deepseek-ai/dsh-bash'
+import { type BashExecRequest, type BashExecSpec, pluginTimer } from '@deepseek-ai/dsh-bash'
 import { containerErrors } from './errors.js'
 import { type ExecutorConfig, type LaunchedCommand, type LaunchIdentity, ProcessExecutor } from '@deepseek-ai/dsh-bash-kit'
 import type { AgentSession } from './agent-session.js'
@@ -142,24 +142,24 @@ export abstract class AgentSessionExecutor<S extends AgentSession> extends Proce
   private watchIdle(key: string, session: S): void {
     const idleMs = this.sessionOptions.idleTimeoutMs
     if (idleMs === 0) return
-    let timer: NodeJS.Timeout | undefined
+    let cancel: (() => void) | undefined
     const stop = () => {
-      if (timer) clearTimeout(timer)
-      timer = undefined
+      cancel?.()
+      cancel = undefined
     }
     session.onBusy = stop
     session.onIdle = () => {
       stop()
-      timer = setTimeout(() => {
-        timer = undefined
+      // Bound to the executor plugin: unloading it clears the timer (sessions go with the shutdown).
+      cancel = pluginTimer(this.pluginCtx, idleMs, () => {
+        cancel = undefined
         if (session.activeCommands > 0 || session.lost || this.disposing) return
         void this._sessions.get(key)?.then((current) => {
           if (current !== session || session.activeCommands > 0) return
           this._sessions.delete(key)
           this.track(session.remove())
         }, () => undefined)
-      }, idleMs)
-      timer.unref?.()
+      })
     }
     // Created for a command that is about to attach: no timer until it is released.
   }

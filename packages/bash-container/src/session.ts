@@ -1,3 +1,4 @@
+import type { Logger } from 'cordis'
 import { AgentSession } from './agent-session.js'
 import { messageOf } from '@deepseek-ai/dsh-bash'
 import { AGENT_SCRIPT, LIFELINE_SCRIPT } from './scripts.js'
@@ -35,6 +36,7 @@ export class ContainerSession extends AgentSession {
     private readonly engine: EngineClient,
     readonly name: string,
     onGone: (session: AgentSession) => void,
+    private readonly logger: Logger,
   ) {
     super(onGone)
   }
@@ -43,8 +45,15 @@ export class ContainerSession extends AgentSession {
    * Creates the container, attaches the lifeline, starts it and starts the agent. On any failure
    * whatever was created is removed before the error is thrown.
    */
-  static async create(engine: EngineClient, name: string, spec: ContainerSpec, onGone: (session: AgentSession) => void): Promise<ContainerSession> {
-    const session = new ContainerSession(engine, name, onGone)
+  static async create(
+    engine: EngineClient,
+    name: string,
+    spec: ContainerSpec,
+    onGone: (session: AgentSession) => void,
+    /** The executor plugin's logger: a container that could not be removed is said there. */
+    logger: Logger,
+  ): Promise<ContainerSession> {
+    const session = new ContainerSession(engine, name, onGone, logger)
     let timer: NodeJS.Timeout | undefined
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(containerErrors.createFailed(`not ready after ${spec.startTimeoutMs} ms`)), spec.startTimeoutMs)
@@ -132,7 +141,7 @@ export class ContainerSession extends AgentSession {
       } catch (error) {
         // 404: gone already; 409: AutoRemove is removing it (the lifeline closed first).
         if (!(error instanceof EngineError && (error.status === 404 || error.status === 409))) {
-          console.error(`[dsh-bash-container] removing container ${this.shortId} failed: ${messageOf(error)}`)
+          this.logger.error(`removing container ${this.shortId} failed: ${messageOf(error)}`)
         }
       }
       await waitUntilGone(this.engine, this.id)

@@ -10,6 +10,11 @@ export interface CollectorOptions {
   spillPath?: string
   /** Keep the spill file when the collector is disposed. */
   keepSpillFile?: boolean
+  /**
+   * Called with every chunk this collector accepts (after it is stored), never after `end()`. The
+   * output pair measures its two streams together through it (spill-meter.ts). Must not throw.
+   */
+  onWrite?: (bytes: Buffer) => void
 }
 
 /** Spill file states; only `writing` and `closed` advertise the path. */
@@ -36,6 +41,9 @@ export class OutputCollector {
   readonly #maxSpillBytes: number
   readonly #spillPath: string | undefined
   readonly #keepSpill: boolean
+  readonly #onWrite: ((bytes: Buffer) => void) | undefined
+  /** `requireSpill()` was called: the stream keeps a spill file whatever its size. */
+  #spillRequired = false
   /** Kept tail, oldest first. */
   #chunks: Buffer[] = []
   #keptBytes = 0
@@ -56,6 +64,7 @@ export class OutputCollector {
     this.#maxSpillBytes = Math.max(0, options.maxSpillBytes)
     this.#spillPath = options.spillPath
     this.#keepSpill = options.keepSpillFile === true
+    this.#onWrite = options.onWrite
   }
 
   /** Total bytes written so far. */
@@ -74,8 +83,9 @@ export class OutputCollector {
     const bytes = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk)
     if (bytes.length === 0) return
     const overflowing = this.#keptBytes + bytes.length > this.#maxBytes
-    if (overflowing && this.#spillState === 'none') {
-      // First overflow: nothing has been dropped yet, so memory still holds the stream from byte 0.
+    if ((overflowing || this.#spillRequired) && this.#spillState === 'none') {
+      // First overflow (or first byte of a required spill): nothing has been dropped yet, so memory
+      // still holds the stream from byte 0.
       this.#openSpill(this.#total + bytes.length)
     }
     this.#total += bytes.length
@@ -83,23 +93,43 @@ export class OutputCollector {
     this.#chunks.push(bytes)
     this.#keptBytes += bytes.length
     if (this.#keptBytes > this.#maxBytes) this.#trim()
+    this.#onWrite?.(bytes)
+  }
+
+  /**
+   * From now on the stream keeps a spill file whatever its size: at once when it has output (memory
+   * still holds all of it: a stream that was ever trimmed has spilled already), else from its first
+   * byte. For a reader that may cut a stream memory holds whole (a result budget over both streams):
+   * the cut can then name a file holding all of it. Idempotent; nothing for a stream whose spill
+   * file is over the cap, broken or deleted.
+   */
+  requireSpill(): void {
+    this.#spillRequired = true
+    // A file must start at byte 0: never from a memory that no longer holds it (after dispose()).
+    if (this.#spillState !== 'none' || this.#total === 0 || this.#start !== 0) return
+    this.#openSpill(this.#total)
+    // A stream that already ended gets its file complete at once.
+    if (this.#ended) this.#closeSpill()
   }
 
   /** Marks the end of the stream and closes the spill file. Idempotent. */
   end(): void {
     if (this.#ended) return
     this.#ended = true
-    if (this.#spillState === 'writing') {
-      try {
-        closeSync(this.#spillFd)
-        this.#spillState = 'closed'
-      } catch {
-        // A close that fails may have lost data (NFS, quota): the copy is not known to be intact.
-        this.#spillState = 'broken'
-        this.#unlinkSpill()
-      }
-      this.#spillFd = -1
+    this.#closeSpill()
+  }
+
+  #closeSpill(): void {
+    if (this.#spillState !== 'writing') return
+    try {
+      closeSync(this.#spillFd)
+      this.#spillState = 'closed'
+    } catch {
+      // A close that fails may have lost data (NFS, quota): the copy is not known to be intact.
+      this.#spillState = 'broken'
+      this.#unlinkSpill()
     }
+    this.#spillFd = -1
   }
 
   get ended(): boolean {
@@ -123,9 +153,11 @@ export class OutputCollector {
       droppedBytes: truncated ? this.#start + skip : 0,
       totalBytes: this.#total,
     }
-    // Only a stream that overflowed has (and needs) a spill file; only a finished one is complete.
+    // A stream that overflowed has a spill file (unless over the cap or broken), and so has one
+    // whose spill was required (`requireSpill`) although memory holds it whole: a reader that cuts
+    // it names the file. Only a finished stream's file is complete.
     const path = this.#ended ? this.spillPath : undefined
-    if (truncated && path) out.spillPath = path
+    if (path) out.spillPath = path
     return out
   }
 

@@ -26,6 +26,16 @@ export const executorConfigShape = {
   maxOutputBytes: positiveInt('maxOutputBytes').default(64_000),
   /** Time between SIGTERM and SIGKILL (ms). */
   graceMs: duration('graceMs', nonNegativeInt('graceMs')).default(3_000),
+  /**
+   * Spill threshold over both streams: a launch whose stdout and stderr together exceed this many
+   * bytes (of the text the model reads) keeps a spill file of each stream, even while memory holds
+   * them whole; an interactive task then spills its raw terminal stream from its first byte. Unset:
+   * a stream spills only when it overflows `maxOutputBytes`. A front end that cuts results to a
+   * budget sets it (and `spillAboveLines`) below the budget: then every cut names a complete file.
+   */
+  spillAboveBytes: nonNegativeInt('spillAboveBytes').optional(),
+  /** Spill threshold in lines (stdout's plus stderr's), as `spillAboveBytes`. Unset: none. */
+  spillAboveLines: nonNegativeInt('spillAboveLines').optional(),
   /** Longest stream kept as a spill file (bytes); 0 disables spill files. */
   maxSpillBytes: nonNegativeInt('maxSpillBytes').default(64 * 1024 * 1024),
   /** Parent directory of the executor's private spill directory; default the OS temp dir. */
@@ -52,7 +62,15 @@ export type ExecutorConfigInput = z.input<typeof executorConfigSchema>
  * `invalid bash executor config: timeoutMs must be positive`.
  */
 export function parseConfig<S extends z.ZodType>(schema: S, input: unknown, label = 'bash executor'): z.output<S> {
-  const parsed = schema.safeParse(input ?? {})
+  // zod calls a parse-level error map only for issues the schema gave no message of its own:
+  // recording them here tells our own messages from zod's without reading any text.
+  const generic = new Set<string>()
+  const parsed = schema.safeParse(input ?? {}, {
+    error: (issue) => {
+      generic.add(issueKey(issue.code, issue.path ?? []))
+      return undefined
+    },
+  })
   if (parsed.success) {
     // Every executor config built on the shared shape: a default above the cap would be a lie.
     const { timeoutMs, maxTimeoutMs } = parsed.data as { timeoutMs?: unknown; maxTimeoutMs?: unknown }
@@ -65,13 +83,20 @@ export function parseConfig<S extends z.ZodType>(schema: S, input: unknown, labe
     .map((issue) => {
       const key = issue.path.map(String).join('.')
       if (issue.code === 'unrecognized_keys') return `unknown key(s) ${issue.keys.map((k) => `"${k}"`).join(', ')}`
-      // Our own messages name the key already (`timeoutMs must be an integer`).
-      if (key && issue.message.startsWith(`${key} `)) return issue.message
+      if (!generic.has(issueKey(issue.code, issue.path))) {
+        // Our own messages name their property (`timeoutMs must be an integer`, `port must be 1–65535`):
+        // a top-level one stands as it is, a nested one gets the path to its parent's property.
+        return issue.path.length > 1 ? `${key}: ${issue.message}` : issue.message
+      }
       if (issue.code === 'invalid_type' && key) return `${key} must be ${describeType(issue.expected)}`
       return key ? `${key}: ${issue.message}` : issue.message
     })
     .join('; ')
   throw codedError(BASH_ERROR.invalidConfig, `invalid ${label} config: ${details}`)
+}
+
+function issueKey(code: string | undefined, path: readonly PropertyKey[]): string {
+  return JSON.stringify([code, path.map(String)])
 }
 
 function describeType(expected: string): string {

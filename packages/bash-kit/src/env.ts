@@ -1,3 +1,5 @@
+import { BASH_ERROR, codedError } from '@deepseek-ai/dsh-bash'
+
 /** Variables every command gets, so that nothing waits for a person or paints the output. */
 export const NON_INTERACTIVE_ENV: Readonly<Record<string, string>> = Object.freeze({
   NO_COLOR: '1',
@@ -55,7 +57,7 @@ export function buildEnvironment(base: NodeJS.ProcessEnv, options: EnvironmentOp
   Object.assign(env, NON_INTERACTIVE_ENV)
   if (options.overrides) {
     for (const [name, value] of Object.entries(options.overrides)) {
-      if (typeof value !== 'string') throw new Error(`env.${name} must be a string`)
+      if (typeof value !== 'string') throw codedError(BASH_ERROR.invalidRequest, `env.${name} must be a string`)
       env[name] = value
     }
   }

@@ -1,6 +1,7 @@
 import type { Readable } from 'node:stream'
 import type { BashTaskRead, CollectedOutput, OutputListener } from '@deepseek-ai/dsh-bash'
 import { OutputCollector } from './collector.js'
+import { SpillMeter, type SpillThreshold } from './spill-meter.js'
 
 /** How to build the collectors of one launch. */
 export interface OutputPairOptions {
@@ -11,9 +12,12 @@ export interface OutputPairOptions {
   /** The launch id (`run-3`, `bash-2`): the spill files are `dsh-bash-<label>-stdout.log` and `-stderr.log`. */
   label: string
   keepSpillFile: boolean
+  /**
+   * Output of both streams together past which each stream keeps a spill file although memory
+   * holds it whole (spill-meter.ts). Undefined: a stream spills only when it overflows `maxBytes`.
+   */
+  spillAbove?: SpillThreshold
 }
-
-const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref?.())
 
 /**
  * A command's stdout and stderr collectors as one object: they are created, fed, ended, read,
@@ -24,12 +28,16 @@ export class OutputPair {
   readonly stderr: OutputCollector
 
   constructor(options: OutputPairOptions, join: (dir: string, name: string) => string) {
+    const threshold = options.spillAbove
+    // Past the threshold both streams spill: a reader cutting to a budget may cut either of them.
+    const meter = threshold && new SpillMeter(threshold, () => (this.stdout.requireSpill(), this.stderr.requireSpill()))
     const collector = (stream: 'stdout' | 'stderr') =>
       new OutputCollector({
         maxBytes: options.maxBytes,
         maxSpillBytes: options.maxSpillBytes,
         spillPath: join(options.dir, `dsh-bash-${options.label}-${stream}.log`),
         keepSpillFile: options.keepSpillFile,
+        ...(meter ? { onWrite: (bytes: Buffer) => meter.add(stream, bytes) } : {}),
       })
     this.stdout = collector('stdout')
     this.stderr = collector('stderr')
@@ -66,7 +74,17 @@ export class OutputPair {
     const state = { open: 2, chunks: 0 }
     const closed = Promise.all([collect(streams.stdout, this.stdout, state), collect(streams.stderr, this.stderr, state)])
     return async () => {
-      await Promise.race([closed, delay(drainMs)])
+      // A per-run timer, cleared as soon as the pipes closed: nothing of the run outlives it.
+      let timer: NodeJS.Timeout | undefined
+      const late = new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, drainMs)
+        timer.unref?.()
+      })
+      try {
+        await Promise.race([closed, late])
+      } finally {
+        clearTimeout(timer)
+      }
       const deadline = performance.now() + drainMs
       for (let seen = -1; state.open > 0 && state.chunks !== seen && performance.now() < deadline; ) {
         seen = state.chunks
@@ -104,7 +122,9 @@ function soFar(collector: OutputCollector): CollectedOutput {
     droppedBytes: read.lossy ? Math.max(0, collector.totalBytes - Buffer.byteLength(read.text)) : 0,
     totalBytes: collector.totalBytes,
   }
-  if (read.lossy && collector.spillPath) out.spillPath = collector.spillPath
+  // Also when nothing was dropped: a stream that spilled past the pair's threshold may be cut by
+  // the reader (result budget), and the cut names this file.
+  if (collector.spillPath) out.spillPath = collector.spillPath
   return out
 }
 

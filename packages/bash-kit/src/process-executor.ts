@@ -14,6 +14,7 @@ import {
   unknownTaskError,
   BASH_ERROR,
   codedError,
+  messageOf,
   sleep,
   type OutputListener,
   interactiveUnsupportedError,
@@ -291,7 +292,7 @@ export abstract class ProcessExecutor extends BashExecutor {
     try {
       this.adopted(task, run, launched)
     } catch (error) {
-      console.error(`[dsh-bash] adopting ${run.id} as ${task.id} failed:`, error)
+      this.logger.error(`adopting ${run.id} as ${task.id} failed:`, error)
     }
     const entry: TaskEntry = {
       view: new TaskView(task.id, spec.command, spec.workdir, startedAt),
@@ -326,7 +327,7 @@ export abstract class ProcessExecutor extends BashExecutor {
     try {
       await launched.release()
     } catch (error) {
-      console.error(`[dsh-bash] releasing ${entry.view.id} failed:`, error)
+      this.logger.error(`releasing ${entry.view.id} failed:`, error)
     }
     this._finish(entry, exit, launched.lostReason?.() ?? failure ?? timeoutReason())
   }
@@ -341,7 +342,7 @@ export abstract class ProcessExecutor extends BashExecutor {
       view: new TaskView(id, spec.command, spec.workdir, undefined, spec.interactive === true),
       ...(spec.interactive ? { terminal: new TerminalView() } : {}),
       owner: spec.owner,
-      output: this._output(id, spec.owner),
+      output: this._output(id, spec.owner, spec.interactive === true),
       processesGone: false,
       stopRequested: false,
     }
@@ -495,7 +496,7 @@ export abstract class ProcessExecutor extends BashExecutor {
       await launched.release()
     } catch (error) {
       // The task is over all the same; a leaked resource must not leave it running forever.
-      console.error(`[dsh-bash] releasing ${entry.view.id} failed:`, error)
+      this.logger.error(`releasing ${entry.view.id} failed:`, error)
     }
     // Sandbox facts ride on the task, set before `done` and the listeners (as on a foreground result).
     this._finish(entry, exit, launched.lostReason?.() ?? entry.failure, (stderr) => launched.sandboxFacts?.(exit, stderr))
@@ -528,7 +529,9 @@ export abstract class ProcessExecutor extends BashExecutor {
     while (this._runSpills.length > this.config.maxFinishedTasks) this._runSpills.shift()!.dispose()
   }
 
-  private _output(label: string, owner: string | undefined): OutputPair {
+  private _output(label: string, owner: string | undefined, interactive = false): OutputPair {
+    const { spillAboveBytes: bytes, spillAboveLines: lines } = this.config
+    const threshold = bytes === undefined && lines === undefined ? undefined : interactive ? { bytes: 0 } : { bytes, lines }
     return new OutputPair(
       {
         maxBytes: this.config.maxOutputBytes,
@@ -536,6 +539,10 @@ export abstract class ProcessExecutor extends BashExecutor {
         dir: this.ownerSpillDir(owner),
         label,
         keepSpillFile: this.config.keepSpillFiles,
+        // An interactive task's reads are the terminal's text, not the raw stream: their size is not
+        // bounded by the stream's (a cursor move prints blank lines, a screen is redrawn), so under a
+        // threshold the raw stream always spills and a cut read can name it.
+        ...(threshold ? { spillAbove: threshold } : {}),
       },
       join,
     )
@@ -606,8 +613,4 @@ export function taskStatusText(task: Pick<BashTask, 'status' | 'exitCode' | 'sig
   if (task.status === 'running') return 'running'
   if (task.status === 'completed') return `completed, exit code: ${task.exitCode ?? 'unknown'}`
   return task.signal ? `killed by ${task.signal}${why}` : `killed${why}`
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error)
 }

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto'
 import { lstatSync, mkdirSync } from 'node:fs'
+import { BASH_ERROR, codedError, messageOf } from '@deepseek-ai/dsh-bash'
 
 /** The directory of commands started without an owner, under an executor's spill directory. */
 export const UNOWNED_SPILL_DIR = 'unowned'
@@ -17,15 +18,15 @@ export function ownerSpillDirName(owner: string | undefined): string {
 
 /**
  * Creates a private directory (0700) unless it exists already as a real directory (not a link);
- * throws naming the path otherwise.
+ * throws naming the path otherwise (`DSH_START_FAILED`: no command can keep its output there).
  */
 export function ensurePrivateDir(path: string): void {
   try {
     mkdirSync(path, { mode: 0o700 })
     return
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw new Error(`cannot create the spill directory ${path}: ${(error as Error).message}`)
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw codedError(BASH_ERROR.startFailed, `cannot create the spill directory ${path}: ${messageOf(error)}`, { cause: error })
   }
   const stat = lstatSync(path)
-  if (!stat.isDirectory()) throw new Error(`the spill directory ${path} exists and is not a directory`)
+  if (!stat.isDirectory()) throw codedError(BASH_ERROR.startFailed, `the spill directory ${path} exists and is not a directory`)
 }

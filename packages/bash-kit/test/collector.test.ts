@@ -434,3 +434,93 @@ describe('OutputCollector: the spill file', () => {
     expect(fs.existsSync(spillAt())).toBe(false)
   })
 })
+
+describe('OutputCollector: requireSpill (a reader may cut a stream memory holds whole)', () => {
+  it('spills at once when the stream has output: the file holds it from byte 0, and later bytes follow', () => {
+    const c = collector(100)
+    c.write('first\n')
+    c.requireSpill()
+    expect(c.spillPath).toBe(spillAt())
+    c.write('second\n')
+    c.end()
+    expect(readFileSync(spillAt(), 'utf8')).toBe('first\nsecond\n')
+    // Not truncated, yet the result names the file: a budget may still cut it.
+    expect(c.result()).toEqual({ text: 'first\nsecond\n', truncated: false, droppedBytes: 0, totalBytes: 13, spillPath: spillAt() })
+    expect(statSync(spillAt()).mode & 0o777).toBe(0o600)
+  })
+
+  it('an empty stream keeps no file until its first byte', () => {
+    const c = collector(100)
+    c.requireSpill()
+    expect(c.spillPath).toBeUndefined()
+    expect(fs.existsSync(spillAt())).toBe(false)
+    c.write('x')
+    expect(c.spillPath).toBe(spillAt())
+    c.end()
+    expect(readFileSync(spillAt(), 'utf8')).toBe('x')
+  })
+
+  it('an empty stream that ends without output never gets a file', () => {
+    const c = collector(100)
+    c.requireSpill()
+    c.end()
+    expect(c.result().spillPath).toBeUndefined()
+    expect(fs.existsSync(spillAt())).toBe(false)
+  })
+
+  it('a stream that already ended gets its file complete and closed at once', () => {
+    const c = collector(100)
+    c.write('done\n')
+    c.end()
+    c.requireSpill()
+    expect(c.result().spillPath).toBe(spillAt())
+    expect(readFileSync(spillAt(), 'utf8')).toBe('done\n')
+  })
+
+  it('is idempotent, and changes nothing for a stream that spilled already or is over the cap', () => {
+    const c = collector(2)
+    c.write('abcd')
+    c.requireSpill()
+    c.requireSpill()
+    c.end()
+    expect(readFileSync(spillAt(), 'utf8')).toBe('abcd')
+
+    const capped = collector(2, { spillPath: join(dir, 'capped.log'), maxSpillBytes: 3 })
+    capped.write('abcd')
+    capped.requireSpill()
+    capped.end()
+    expect(capped.result().spillPath).toBeUndefined()
+    expect(fs.existsSync(join(dir, 'capped.log'))).toBe(false)
+  })
+
+  it('a required spill still respects maxSpillBytes: past the cap the file is dropped', () => {
+    const c = collector(100, { maxSpillBytes: 5 })
+    c.write('abc')
+    c.requireSpill()
+    expect(c.spillPath).toBe(spillAt())
+    c.write('def')
+    c.end()
+    expect(c.result().spillPath).toBeUndefined()
+    expect(fs.existsSync(spillAt())).toBe(false)
+  })
+
+  it('after dispose() it writes no file (memory no longer holds the stream)', () => {
+    const c = collector(100)
+    c.write('gone\n')
+    c.dispose()
+    c.requireSpill()
+    expect(c.spillPath).toBeUndefined()
+    expect(fs.existsSync(spillAt())).toBe(false)
+  })
+
+  it('onWrite sees every accepted chunk, in order, and nothing after end()', () => {
+    const seen: string[] = []
+    const c = collector(3, { onWrite: (bytes) => seen.push(bytes.toString()) })
+    c.write('ab')
+    c.write('')
+    c.write(utf8('cde'))
+    c.end()
+    c.write('late')
+    expect(seen).toEqual(['ab', 'cde'])
+  })
+})

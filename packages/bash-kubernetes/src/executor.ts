@@ -79,7 +79,7 @@ export class KubernetesExecutor extends AgentSessionExecutor<PodSession> {
     const c = this.kubernetesConfig
     const name = `dsh-bash-${this._instance}-${++this._sessionSeq}`
     const { pod, container } = buildPod(this.template, podSettings(c, name, this.namespace))
-    const access: PodAccess = { kubeConfig: this.kubeConfig, api: this.api, namespace: this.namespace }
+    const access: PodAccess = { kubeConfig: this.kubeConfig, api: this.api, namespace: this.namespace, logger: this.logger.extend('kubernetes') }
     return PodSession.create(
       access,
       { pod, container, shell: c.shell, secretPatterns: this.config.secretEnvPatterns, startTimeoutMs: c.startTimeoutMs, killFallbackMs: c.killFallbackMs },

@@ -1,4 +1,5 @@
 import { PassThrough } from 'node:stream'
+import type { Logger } from 'cordis'
 import { type CoreV1Api, Exec, type KubeConfig, type V1Pod, type V1Status } from '@kubernetes/client-node'
 import { AGENT_SCRIPT, AgentSession, type AgentStream, KILL_SCRIPT } from '@deepseek-ai/dsh-bash-container'
 import { kubernetesErrors } from './errors.js'
@@ -9,6 +10,8 @@ export interface PodAccess {
   kubeConfig: KubeConfig
   /** The core API client made from it (pods create/get/delete). */
   api: CoreV1Api
+  /** The executor plugin's logger: a pod that could not be deleted is said there. */
+  logger: Logger
   /** The namespace of the session pods. */
   namespace: string
 }
@@ -178,7 +181,7 @@ export class PodSession extends AgentSession {
     try {
       await api.deleteNamespacedPod({ name: this.name, namespace, gracePeriodSeconds: 0 })
     } catch (error) {
-      if (apiStatus(error) !== 404) console.error(`[dsh-bash-kubernetes] deleting ${this.shortId} failed: ${describe(error)}`)
+      if (apiStatus(error) !== 404) this.access.logger.error(`deleting ${this.shortId} failed: ${describe(error)}`)
       return
     }
     // Wait until the API no longer has it: disposal promises nothing is left.

@@ -1,6 +1,7 @@
 import { accessSync, constants } from 'node:fs'
 import { delimiter, isAbsolute, join } from 'node:path'
 import { z } from 'zod'
+import { BASH_ERROR, codedError } from '@deepseek-ai/dsh-bash'
 import { executorConfigShape, parseConfig } from '@deepseek-ai/dsh-bash-kit'
 
 export const localConfigSchema = z
@@ -46,5 +47,5 @@ export function findExecutable(name: string, path = process.env.PATH ?? ''): str
       // Try the next one.
     }
   }
-  throw new Error(`shell not found: ${name}`)
+  throw codedError(BASH_ERROR.invalidConfig, `shell not found: ${name}`)
 }

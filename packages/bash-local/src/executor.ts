@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { closeSync, rmSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import type { Context } from 'cordis'
-import { BASH_ERROR, type BashExecSpec, codedError, TERMINAL_TERM } from '@deepseek-ai/dsh-bash'
+import { BASH_ERROR, type BashExecSpec, codedError, messageOf, TERMINAL_TERM } from '@deepseek-ai/dsh-bash'
 import {
   BASH_ENV_NEXT_VARIABLE as BASH_ENV_NEXT,
   buildEnvironment,
@@ -150,7 +150,7 @@ export class LocalExecutor extends ProcessExecutor {
       if (scriptPath) rmSync(scriptPath, { force: true })
       if (transformed) {
         closeFds(transformed.line.extraFds ?? [])
-        runCleanup(transformed.cleanup)
+        runCleanup(transformed.cleanup, this.logger)
       }
       throw error
     }
@@ -197,9 +197,9 @@ export class LocalExecutor extends ProcessExecutor {
     if (!transformed) return launching
     const { adapt, cleanup } = transformed
     return launching.then(
-      (launched) => new CleanedUpCommand(adapt ? adapt(launched) : launched, cleanup),
+      (launched) => new CleanedUpCommand(adapt ? adapt(launched) : launched, cleanup, this.logger),
       (error: unknown) => {
-        runCleanup(cleanup)
+        runCleanup(cleanup, this.logger)
         throw error
       },
     )
@@ -220,7 +220,7 @@ export class LocalExecutor extends ProcessExecutor {
       if (stdout) closePipe(stdout)
       if (!this.pipeFailureLogged) {
         this.pipeFailureLogged = true
-        console.error(`[dsh-bash] real pipes failed, commands get sockets for stdout and stderr: ${(error as Error).message}`)
+        this.logger.warn(`real pipes failed, commands get sockets for stdout and stderr: ${messageOf(error)}`)
       }
       return undefined
     }
@@ -276,7 +276,7 @@ function choosePipes(wanted: LocalExecutorConfig['outputPipes'], parent: string)
   if (wanted === 'socket') return { kind: 'socket', note: '' }
   const { pool, reason } = FifoPipePool.create(parent, findExecutableOrUndefined('mkfifo'))
   if (pool) return { kind: 'fifo', note: '', pool }
-  if (wanted === 'fifo') throw new Error(`outputPipes "fifo" is not available: ${reason}`)
+  if (wanted === 'fifo') throw codedError(BASH_ERROR.invalidConfig, `outputPipes "fifo" is not available: ${reason}`)
   return { kind: 'socket', note: `no real pipes (commands cannot open /dev/stdout): ${reason}` }
 }
 
@@ -297,12 +297,12 @@ function chooseContainment(wanted: LocalExecutorConfig['containment']): {
   if (wanted === 'auto' || wanted === 'cgroup') {
     const { manager, reason } = CgroupManager.create()
     if (manager) return { kind: 'cgroup', note: '', manager }
-    if (wanted === 'cgroup') throw new Error(`containment "cgroup" is not available: ${reason}`)
+    if (wanted === 'cgroup') throw codedError(BASH_ERROR.invalidConfig, `containment "cgroup" is not available: ${reason}`)
     notes.push(`no cgroup: ${reason}`)
   }
   if (wanted === 'auto' || wanted === 'marker') {
     if (hasProc()) return { kind: 'marker', note: notes.join('; ') }
-    if (wanted === 'marker') throw new Error('containment "marker" is not available: /proc is not mounted')
+    if (wanted === 'marker') throw codedError(BASH_ERROR.invalidConfig, 'containment "marker" is not available: /proc is not mounted')
     notes.push('no /proc')
   }
   return { kind: 'pgroup', note: notes.join('; ') }

@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { closeSync, statSync, unlinkSync, writeFileSync } from 'node:fs'
 import type { Readable } from 'node:stream'
+import { BASH_ERROR, codedError, messageOf, sleep } from '@deepseek-ai/dsh-bash'
 import type { ExitFacts, LaunchedCommand } from '@deepseek-ai/dsh-bash-kit'
 import { closePipe, closeQuietly, type PipeEnds, pipeReader } from './pipes.js'
 import { signalEach } from './proc.js'
@@ -33,17 +34,15 @@ const POLL_SLOW_MS = 50
 /** After SIGKILL, how long to wait for the kernel to finish (processes in uninterruptible sleep). */
 const AFTER_KILL_MS = 5_000
 
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
-
 /** Checks the workdir so a missing one is a clear infrastructure error, not a spawn mystery. */
 export function checkWorkdir(workdir: string): void {
   let stat
   try {
     stat = statSync(workdir)
   } catch {
-    throw new Error(`workdir does not exist: ${workdir}`)
+    throw codedError(BASH_ERROR.startFailed, `workdir does not exist: ${workdir}`)
   }
-  if (!stat.isDirectory()) throw new Error(`workdir is not a directory: ${workdir}`)
+  if (!stat.isDirectory()) throw codedError(BASH_ERROR.startFailed, `workdir is not a directory: ${workdir}`)
 }
 
 /** Writes a long script to a private file (0600, exclusive create). */
@@ -75,7 +74,7 @@ export function spawnPlan(plan: LaunchPlan): Promise<LaunchedCommand> {
       closePipe(pipes.stderr)
     }
     releasePlan(plan)
-    return Promise.reject(new Error(`failed to start ${plan.file}: ${(error as Error).message}`))
+    return Promise.reject(codedError(BASH_ERROR.startFailed, `failed to start ${plan.file}: ${messageOf(error)}`, { cause: error }))
   }
   // The child has its own copies once spawn() returns (libuv forks and execs synchronously). The
   // write ends must be closed here, or the pipes would never reach end-of-file.
@@ -91,7 +90,7 @@ export function spawnPlan(plan: LaunchPlan): Promise<LaunchedCommand> {
       streams?.stdout.destroy()
       streams?.stderr.destroy()
       releasePlan(plan)
-      reject(new Error(`failed to start ${plan.file}: ${error.message}`))
+      reject(codedError(BASH_ERROR.startFailed, `failed to start ${plan.file}: ${error.message}`, { cause: error }))
     })
     child.once('spawn', () => {
       child.removeAllListeners('error')

@@ -1,30 +1,25 @@
-import { BASH_ENV_NEXT_VARIABLE as BASH_ENV_NEXT, CGROUP_VARIABLE, closeInheritedFds } from '@deepseek-ai/dsh-bash-kit'
+import { BASH_ENV_NEXT_VARIABLE as BASH_ENV_NEXT, CGROUP_VARIABLE, closeInheritedFds, fillScript, readScript } from '@deepseek-ai/dsh-bash-kit'
 
 /**
  * The bash code that runs before a command, in the command's own shell (bash's BASH_ENV) or in the
  * launcher that execs a wrapper (bwrap). Bash, not /bin/sh: dash cannot name a descriptor above 9.
+ * The code is in scripts/ (join-cgroup.sh, prelude.sh, launcher.sh), checked by `bash -n` in a test.
  */
 
+const script = (name: string, options?: { keepComments?: boolean }) => readScript(new URL(`../scripts/${name}`, import.meta.url), options)
+
 /** Joins the command's cgroup when the executor set one, before anything runs, so nothing it starts escapes the kill. */
-const JOIN_CGROUP = [
-  `if [ -n "\${${CGROUP_VARIABLE}-}" ]; then`,
-  `  if ! echo 0 2>/dev/null >"\$${CGROUP_VARIABLE}/cgroup.procs"; then echo "dsh-bash: cannot join cgroup \$${CGROUP_VARIABLE}" >&2; exit 125; fi`,
-  'fi',
-  `unset ${CGROUP_VARIABLE}`,
-].join('\n')
+const JOIN_CGROUP = fillScript(script('join-cgroup.sh'), { CGROUP_VARIABLE })
+/** The prelude file's first line says what it is: its comments are part of it. */
+const PRELUDE = script('prelude.sh', { keepComments: true })
+const LAUNCHER = script('launcher.sh')
 
 /**
  * The BASH_ENV file of every command whose shell is bash itself: join the cgroup, close inherited
  * descriptors, then source a trusted caller's BASH_ENV (carried in DSH_BASH_ENV_NEXT).
  */
 export function preludeScript(): string {
-  return [
-    "# dsh-bash: runs in the command's shell before the command (see @deepseek-ai/dsh-bash-local prelude.ts).",
-    JOIN_CGROUP,
-    closeInheritedFds(),
-    `if [ -n "\${${BASH_ENV_NEXT}+set}" ]; then export BASH_ENV="\$${BASH_ENV_NEXT}"; unset ${BASH_ENV_NEXT}; . "\$BASH_ENV"; else unset BASH_ENV; fi`,
-    '',
-  ].join('\n')
+  return fillScript(PRELUDE, { JOIN_CGROUP, CLOSE_INHERITED_FDS: closeInheritedFds(), BASH_ENV_NEXT })
 }
 
 /**
@@ -34,11 +29,5 @@ export function preludeScript(): string {
  * which runs outside any sandbox, does not source it), exec.
  */
 export function launcherScript(keep: number): string {
-  return [
-    JOIN_CGROUP,
-    closeInheritedFds(keep),
-    `if [ -n "\${${BASH_ENV_NEXT}+set}" ]; then export BASH_ENV="\$${BASH_ENV_NEXT}"; unset ${BASH_ENV_NEXT}; fi`,
-    'exec "$@"',
-  ].join('\n')
+  return fillScript(LAUNCHER, { JOIN_CGROUP, CLOSE_INHERITED_FDS: closeInheritedFds(keep), BASH_ENV_NEXT })
 }
-

@@ -3,7 +3,7 @@ import { closeSync, constants, openSync, readSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { PassThrough, Readable } from 'node:stream'
 import { ReadStream } from 'node:tty'
-import { TERMINAL_COLS, TERMINAL_ROWS } from '@deepseek-ai/dsh-bash'
+import { BASH_ERROR, codedError, messageOf, TERMINAL_COLS, TERMINAL_ROWS } from '@deepseek-ai/dsh-bash'
 import type { LaunchedCommand } from '@deepseek-ai/dsh-bash-kit'
 import { childMain, closeFds, type LaunchPlan, LocalCommand, releasePlan } from './launch.js'
 
@@ -90,7 +90,7 @@ export function spawnPtyPlan(plan: LaunchPlan, setsid: string): Promise<Launched
     if (slave !== undefined) closeFds([slave])
     closeFds(extraFds)
     releasePlan(plan)
-    return Promise.reject(new Error(`failed to start ${plan.file} in a terminal: ${(error as Error).message}`))
+    return Promise.reject(codedError(BASH_ERROR.startFailed, `failed to start ${plan.file} in a terminal: ${messageOf(error)}`, { cause: error }))
   }
   closeFds(extraFds)
   const terminal = new ReadStream(master)
@@ -100,7 +100,7 @@ export function spawnPtyPlan(plan: LaunchPlan, setsid: string): Promise<Launched
       terminal.destroy()
       closeFds([fds.slave])
       releasePlan(plan)
-      reject(new Error(`failed to start ${plan.file} in a terminal: ${error.message}`))
+      reject(codedError(BASH_ERROR.startFailed, `failed to start ${plan.file} in a terminal: ${error.message}`, { cause: error }))
     })
     child.once('spawn', () => {
       child.removeAllListeners('error')
@@ -138,7 +138,7 @@ class PtyCommand extends LocalCommand {
   }
 
   write(data: Uint8Array): Promise<void> {
-    if (this.closed) return Promise.reject(new Error('the terminal is closed'))
+    if (this.closed) return Promise.reject(codedError(BASH_ERROR.taskFinished, 'the terminal is closed'))
     return new Promise((resolve, reject) => {
       this.master.write(data, (error) => (error ? reject(error) : resolve()))
     })

@@ -1,5 +1,6 @@
-import type { BashErrorCode, BashExecSpec, CollectedOutput, SandboxFacts } from '@deepseek-ai/dsh-bash'
-import type { ExitFacts, LaunchedCommand } from '@deepseek-ai/dsh-bash-kit'
+import { Logger } from 'cordis'
+import type { BashErrorCode, BashExecSpec } from '@deepseek-ai/dsh-bash'
+import { DelegatingCommand, type LaunchedCommand } from '@deepseek-ai/dsh-bash-kit'
 import type { CommandLine } from './executor.js'
 
 /**
@@ -51,74 +52,35 @@ export interface TransformRefusal {
   code?: BashErrorCode
 }
 
-/** Runs undo actions once each, isolating failures. */
-export function runCleanup(actions: Array<() => void>): void {
+/** Runs undo actions once each, isolating failures; a failure is logged to `logger` (the executor's). */
+export function runCleanup(actions: Array<() => void>, logger: Logger = FALLBACK_LOGGER): void {
   for (const action of actions.splice(0)) {
     try {
       action()
     } catch (error) {
-      console.error('[dsh-bash] a launch cleanup failed:', error)
+      logger.error('a launch cleanup failed:', error)
     }
   }
 }
 
-/** A launched command whose `release` also runs the transform's cleanup. */
-export class CleanedUpCommand implements LaunchedCommand {
+/** For callers without a plugin context: the same `dsh-bash` name, no context attached. */
+const FALLBACK_LOGGER = new Logger('dsh-bash')
+
+/** A launched command whose `release` also runs the transform's cleanup; the rest passes through. */
+export class CleanedUpCommand extends DelegatingCommand {
   constructor(
-    private readonly inner: LaunchedCommand,
+    inner: LaunchedCommand,
     private readonly cleanup: Array<() => void>,
-  ) {}
-
-  get stdout() {
-    return this.inner.stdout
-  }
-
-  get stderr() {
-    return this.inner.stderr
-  }
-
-  get exited(): Promise<ExitFacts> {
-    return this.inner.exited
-  }
-
-  countLeftovers(): Promise<number> {
-    return this.inner.countLeftovers()
-  }
-
-  terminate(graceMs: number): Promise<void> {
-    return this.inner.terminate(graceMs)
-  }
-
-  whenEmpty(): Promise<void> {
-    return this.inner.whenEmpty()
+    private readonly logger?: Logger,
+  ) {
+    super(inner)
   }
 
   async release(): Promise<void> {
     try {
       await this.inner.release()
     } finally {
-      runCleanup(this.cleanup)
+      runCleanup(this.cleanup, this.logger)
     }
-  }
-
-  sandboxFacts(exit: ExitFacts, stderr: CollectedOutput): SandboxFacts | undefined {
-    return this.inner.sandboxFacts?.(exit, stderr)
-  }
-
-  lostReason(): string | undefined {
-    return this.inner.lostReason?.()
-  }
-  // An interactive launch's terminal, passed through unchanged.
-  get terminal(): boolean {
-    return this.inner.terminal === true
-  }
-
-  write(data: Uint8Array): Promise<void> {
-    if (!this.inner.write) return Promise.reject(new Error('this command has no terminal'))
-    return this.inner.write(data)
-  }
-
-  resize(cols: number, rows: number): void {
-    this.inner.resize?.(cols, rows)
   }
 }

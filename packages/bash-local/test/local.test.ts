@@ -1,3 +1,4 @@
+import { recordLogs } from '@deepseek-ai/dsh-bash'
 import { spawn, spawnSync } from 'node:child_process'
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
@@ -425,6 +426,10 @@ describe('local executor: config', () => {
     expect(make({ timeoutMs: 5000, maxTimeoutMs: 1000 })).toThrow('timeoutMs (5000) exceeds maxTimeoutMs (1000)')
     expect(make({ maxTimeoutMs: 3e9, timeoutMs: 1000 })).toThrow('maxTimeoutMs must be at most 2147483647 ms')
     expect(make({ shell: 'no-such-shell-dsh' })).toThrow('shell not found: no-such-shell-dsh')
+    // Every config refusal carries the code, the kit's and the executor's own checks alike.
+    for (const config of [{ timeoutMs: -1 }, { nope: 1 }, { shell: 'no-such-shell-dsh' }]) {
+      expect(make(config)).toThrow(expect.objectContaining({ code: 'DSH_INVALID_CONFIG' }))
+    }
   })
 
   it('defaults are those of the spec', async () => {
@@ -513,17 +518,18 @@ describe('local executor: pipes and descriptors', () => {
     const bash = await executor()
     const pipesDir = (bash as unknown as { pipePool: { dir: string } }).pipePool.dir
     rmSync(pipesDir, { recursive: true })
-    const errors = vi.spyOn(console, 'error').mockImplementation(() => {})
+    const logs = recordLogs()
     try {
       const kinds: string[] = []
       // More commands than the pool holds: the last ones find it empty and mkfifo failing.
       for (let i = 0; i < 40; i++) kinds.push((await run(bash, 'stat -L -c %F /proc/self/fd/1; echo ok >&2')).stdout.text.trim())
       expect(kinds[0]).toBe('fifo')
       expect(kinds.at(-1)).toBe('socket')
-      const failures = errors.mock.calls.filter((call) => String(call[0]).includes('real pipes failed'))
+      const failures = logs.lines.filter((line) => line.name === 'dsh-bash' && line.type === 'warn')
       expect(failures).toHaveLength(1)
+      expect(failures[0].content).toMatch(/^real pipes failed, commands get sockets for stdout and stderr: cannot make a pipe/)
     } finally {
-      errors.mockRestore()
+      logs.stop()
     }
   })
 

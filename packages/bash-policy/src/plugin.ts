@@ -38,7 +38,7 @@ export const BashPolicy = {
       else if (config.policy) policy = definePolicy(config.policy)
     } catch (error) {
       failure = (error as Error).message
-      console.error(`[dsh-bash-policy] ${failure}`)
+      ctx.logger('dsh-bash-policy').error(failure)
     }
     if (!policy && !failure) return
     // Start loading the parser now so the first call does not pay for it.

@@ -1,10 +1,11 @@
+import { recordLogs } from '@deepseek-ai/dsh-bash'
 import { execFileSync } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Context } from 'cordis'
 import { ToolRegistry, type ApprovalDecision, type ApprovalRequest } from '@deepseek-ai/dsh-tools'
-import { afterEach, describe, expect, it, vi } from 'vitest'
+import { afterEach, describe, expect, it, onTestFinished, vi } from 'vitest'
 import { z } from 'zod'
 import { BashPolicy, type BashPolicyConfig } from '../src/index.js'
 
@@ -174,7 +175,8 @@ describe('the BashPolicy plugin through ctx.tools.execute', () => {
   })
 
   it('a bad policy file leaves no command unguarded: every bash call is denied, saying why', async () => {
-    const errors = vi.spyOn(console, 'error').mockImplementation(() => {})
+    const logs = recordLogs()
+    onTestFinished(logs.stop)
     const dir = mkdtempSync(join(tmpdir(), 'bash-policy-file-'))
     dirs.push(dir)
     const file = join(dir, 'policy.json')
@@ -185,6 +187,6 @@ describe('the BashPolicy plugin through ctx.tools.execute', () => {
       isError: true,
     })
     expect(exists('x.marker')).toBe(false)
-    expect(errors).toHaveBeenCalledWith(`[dsh-bash-policy] ${file}:2:11: "deny" must be a list of strings`)
+    expect(logs.lines).toEqual([{ name: 'dsh-bash-policy', type: 'error', content: `${file}:2:11: "deny" must be a list of strings` }])
   })
 })

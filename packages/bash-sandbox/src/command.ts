@@ -2,7 +2,7 @@ import { readdirSync, readlinkSync } from 'node:fs'
 import { PassThrough, type Readable } from 'node:stream'
 import { constants as osConstants } from 'node:os'
 import type { CollectedOutput, SandboxFacts } from '@deepseek-ai/dsh-bash'
-import type { ExitFacts, LaunchedCommand } from '@deepseek-ai/dsh-bash-kit'
+import { DelegatingCommand, type ExitFacts, type LaunchedCommand } from '@deepseek-ai/dsh-bash-kit'
 import { isLive } from '@deepseek-ai/dsh-bash-local'
 import { bwrapSaid, readStatus } from './bwrap.js'
 import { type SandboxModeName, widerModes } from './config.js'
@@ -40,19 +40,20 @@ const STDERR_PREFIX_BYTES = 4096
  * the command's, bwrap's own failures turned into infrastructure errors, the sandbox's init left
  * out of the leftover count, and the sandbox facts.
  */
-export class SandboxedCommand implements LaunchedCommand {
-  readonly exited: Promise<ExitFacts>
+export class SandboxedCommand extends DelegatingCommand {
+  private readonly _exited: Promise<ExitFacts>
   private failure?: string
   private stderrPrefix = ''
   private stderrCopy?: PassThrough
 
   constructor(
-    private readonly inner: LaunchedCommand,
+    inner: LaunchedCommand,
     private readonly mode: SandboxModeName,
     private readonly statusPath?: string,
   ) {
+    super(inner)
     if (!statusPath) {
-      this.exited = inner.exited
+      this._exited = inner.exited
       return
     }
     // bwrap prints its own failure before the command runs: keep the start of stderr to explain one.
@@ -69,29 +70,15 @@ export class SandboxedCommand implements LaunchedCommand {
     // The executor destroys its stream when it stops waiting for the pipe (a leftover holding it).
     copy.once('close', () => source.destroy())
     this.stderrCopy = copy
-    this.exited = inner.exited.then((exit) => this.interpret(exit))
+    this._exited = inner.exited.then((exit) => this.interpret(exit))
   }
 
-  get stdout(): Readable {
-    return this.inner.stdout
+  get exited(): Promise<ExitFacts> {
+    return this._exited
   }
 
   get stderr(): Readable {
     return this.stderrCopy ?? this.inner.stderr
-  }
-
-  // An interactive launch's terminal, passed through unchanged.
-  get terminal(): boolean {
-    return this.inner.terminal === true
-  }
-
-  write(data: Uint8Array): Promise<void> {
-    if (!this.inner.write) return Promise.reject(new Error('this command has no terminal'))
-    return this.inner.write(data)
-  }
-
-  resize(cols: number, rows: number): void {
-    this.inner.resize?.(cols, rows)
   }
 
   /**
@@ -123,18 +110,6 @@ export class SandboxedCommand implements LaunchedCommand {
     // outlived the call with the init waiting for it). The PID namespace sees them all.
     const members = initAlive ? namespaceMembers(init) : 0
     return Math.max(0, count - (initAlive ? 1 : 0), members)
-  }
-
-  terminate(graceMs: number): Promise<void> {
-    return this.inner.terminate(graceMs)
-  }
-
-  whenEmpty(): Promise<void> {
-    return this.inner.whenEmpty()
-  }
-
-  release(): void | Promise<void> {
-    return this.inner.release()
   }
 
   sandboxFacts(exit: ExitFacts, stderr: CollectedOutput): SandboxFacts {

@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { BASH_ERROR, codedError } from '@deepseek-ai/dsh-bash'
 import { parseConfig } from '@deepseek-ai/dsh-bash-kit'
 import { localConfigSchema } from '@deepseek-ai/dsh-bash-local'
 
@@ -55,5 +56,5 @@ export function parseSandboxConfig(input: unknown): SandboxExecutorConfig {
 /** The validated request mode, or an Error naming the accepted modes. */
 export function checkRequestedMode(value: unknown): SandboxModeName {
   if (isSandboxMode(value)) return value
-  throw new Error(`invalid sandboxMode: expected one of ${modeList}, got ${JSON.stringify(value ?? null)}`)
+  throw codedError(BASH_ERROR.invalidRequest, `invalid sandboxMode: expected one of ${modeList}, got ${JSON.stringify(value ?? null)}`)
 }

@@ -1,7 +1,7 @@
 import { realpathSync } from 'node:fs'
 import { resolve as resolvePath } from 'node:path'
 import type { Context } from 'cordis'
-import { type BashExecRequest, type BashExecSpec, isDirectory } from '@deepseek-ai/dsh-bash'
+import { BASH_ERROR, type BashExecRequest, type BashExecSpec, codedError, isDirectory } from '@deepseek-ai/dsh-bash'
 import { LocalExecutor, type LocalExecutorConfigInput } from '@deepseek-ai/dsh-bash-local'
 import { lookupExecutable } from './bwrap.js'
 import {
@@ -82,11 +82,14 @@ export class SandboxExecutor extends LocalExecutor {
 function physicalDirectory(configured: string | undefined, cwd: string | undefined): string {
   const base = cwd ? resolvePath(cwd) : process.cwd()
   const path = configured === undefined ? base : resolvePath(base, configured)
-  try {
-    if (!isDirectory(path)) throw new Error('not a directory')
-    return realpathSync(path)
-  } catch {
-    throw new Error(`invalid sandbox executor config: workspaceRoot is not an existing directory: ${path}`)
+  let cause: unknown
+  if (isDirectory(path)) {
+    try {
+      return realpathSync(path)
+    } catch (error) {
+      cause = error
+    }
   }
+  throw codedError(BASH_ERROR.invalidConfig, `invalid sandbox executor config: workspaceRoot is not an existing directory: ${path}`, { cause })
 }
 

@@ -6,6 +6,7 @@ import {
   bwrapArgs,
   type BwrapPlan,
   buildSeccompFilter,
+  checkRequestedMode,
   findGitMetadata,
   gitMounts,
   parseSandboxConfig,
@@ -45,6 +46,15 @@ describe('config', () => {
       `invalid sandbox executor config: workspaceRoot is not an existing directory: ${join(dir.path, 'missing')}`,
     )
     expect(ctx.get('bash')).toBeUndefined()
+    expect(() => new SandboxExecutor(ctx, { workspaceRoot: join(dir.path, 'missing') })).toThrow(
+      expect.objectContaining({ code: 'DSH_INVALID_CONFIG' }),
+    )
+  })
+
+  it('refuses an unknown requested mode with DSH_INVALID_REQUEST', () => {
+    expect(() => checkRequestedMode('everything')).toThrow(
+      expect.objectContaining({ code: 'DSH_INVALID_REQUEST', message: 'invalid sandboxMode: expected one of read-only, workspace-write, danger-full-access, got "everything"' }),
+    )
   })
 })
 

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { posix } from 'node:path'
-import type { Context } from 'cordis'
+import type { Context, Logger } from 'cordis'
 import ssh2 from 'ssh2'
 import type { BashExecRequest, BashExecSpec } from '@deepseek-ai/dsh-bash'
 import { type LaunchedCommand, type LaunchIdentity, ProcessExecutor } from '@deepseek-ai/dsh-bash-kit'
@@ -35,7 +35,8 @@ export class SshExecutor extends ProcessExecutor {
 
   constructor(ctx: Context, config: SshExecutorConfigInput) {
     const parsed = parseSshConfig(config)
-    const hosts = parsed.hosts.map((host, index) => buildHost(parsed, host, index))
+    const logger = ctx.logger('dsh-bash:ssh')
+    const hosts = parsed.hosts.map((host, index) => buildHost(parsed, host, index, ctx, logger))
     super(ctx, parsed)
     this.sshConfig = parsed
     this._hosts = hosts
@@ -121,7 +122,7 @@ export class SshExecutor extends ProcessExecutor {
   }
 }
 
-function buildHost(config: SshExecutorConfig, host: SshHostConfig, index: number): SshHost {
+function buildHost(config: SshExecutorConfig, host: SshHostConfig, index: number, ctx: Context, logger: Logger): SshHost {
   const label = hostLabel(host)
   let privateKey: string | Buffer
   if (host.privateKeyPath !== undefined) {
@@ -162,5 +163,7 @@ function buildHost(config: SshExecutorConfig, host: SshHostConfig, index: number
     },
     config.shell,
     config.graceMs,
+    ctx,
+    logger,
   )
 }

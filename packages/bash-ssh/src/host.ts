@@ -1,3 +1,5 @@
+import type { Context, Logger } from 'cordis'
+import { pluginTimer } from '@deepseek-ai/dsh-bash'
 import type { ClientChannel, ExecOptions } from 'ssh2'
 import type { ConnectionSettings } from './connection.js'
 import { sshErrors } from './errors.js'
@@ -25,7 +27,8 @@ export class SshHost {
   private _active = 0
   /** Markers of commands lost with their connection; their processes are killed on reconnection. */
   private readonly orphans = new Set<string>()
-  private reapTimer?: NodeJS.Timeout
+  /** Cancels the pending reap round (a timer bound to the executor plugin's context). */
+  private cancelReap?: () => void
   private reapDelay: number
   private reaping?: Promise<void>
   private disposed = false
@@ -34,6 +37,10 @@ export class SshHost {
     readonly settings: ConnectionSettings,
     private readonly shell: string,
     private readonly graceMs: number,
+    /** The executor plugin's context: owner of the reconnection timer. */
+    private readonly ctx: Context,
+    /** The executor plugin's logger: what cannot be cleaned up at disposal is said there. */
+    private readonly logger: Logger,
   ) {
     this.pool = new ConnectionPool(settings)
     this.reapDelay = settings.reconnectDelayMs
@@ -71,8 +78,7 @@ export class SshHost {
   async exec(text: string, setup: (lease: ChannelLease) => void, attempts?: number, options?: ExecOptions): Promise<ChannelLease> {
     const lease = await this.pool.exec(text, setup, attempts, options)
     if (this.orphans.size > 0 && !this.reaping) {
-      clearTimeout(this.reapTimer)
-      this.reapTimer = undefined
+      this.stopReapTimer()
       void this.reap()
     }
     return lease
@@ -148,12 +154,16 @@ export class SshHost {
   }
 
   private scheduleReap(): void {
-    if (this.reapTimer || this.reaping || this.disposed || this.orphans.size === 0) return
-    this.reapTimer = setTimeout(() => {
-      this.reapTimer = undefined
+    if (this.cancelReap || this.reaping || this.disposed || this.orphans.size === 0) return
+    this.cancelReap = pluginTimer(this.ctx, this.reapDelay, () => {
+      this.cancelReap = undefined
       void this.reap()
-    }, this.reapDelay)
-    this.reapTimer.unref?.()
+    })
+  }
+
+  private stopReapTimer(): void {
+    this.cancelReap?.()
+    this.cancelReap = undefined
   }
 
   /** One round of cleanup; on failure the next round comes after a doubled delay. */
@@ -178,17 +188,14 @@ export class SshHost {
 
   /** Last try to clean up lost commands (one connection attempt), then closes every connection. */
   async dispose(): Promise<void> {
-    clearTimeout(this.reapTimer)
-    this.reapTimer = undefined
+    this.stopReapTimer()
     if (this.reaping) await this.reaping
-    clearTimeout(this.reapTimer)
-    this.reapTimer = undefined
+    this.stopReapTimer()
     if (this.orphans.size > 0) await this.reap(1)
     this.disposed = true
-    clearTimeout(this.reapTimer)
-    this.reapTimer = undefined
+    this.stopReapTimer()
     if (this.orphans.size > 0) {
-      console.warn(`[dsh-bash-ssh] ${this.orphans.size} command(s) lost with the connection to ${this.label} could not be cleaned up; their processes may still run there`)
+      this.logger.warn(`${this.orphans.size} command(s) lost with the connection to ${this.label} could not be cleaned up; their processes may still run there`)
     }
     this.pool.close()
   }

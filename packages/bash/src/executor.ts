@@ -1,4 +1,4 @@
-import { type Context, symbols } from 'cordis'
+import { type Context, type Logger, symbols } from 'cordis'
 import type {
   BashExecRequest,
   BashExecSpec,
@@ -32,11 +32,20 @@ export { unknownTaskError } from './errors.js'
 export abstract class BashExecutor {
   /** Inside a method called as `ctx.bash.x()`, the caller's context; else the executor plugin's own. */
   protected ctx: Context
+  /**
+   * The executor plugin's own context, whoever calls: owner of what outlives a call (timers bound
+   * with `pluginTimer`). Never a caller's context, unlike `ctx` inside a method.
+   */
+  protected readonly pluginCtx: Context
+  /** The executor plugin's logger (`dsh-bash`): diagnostics that have no caller to go to. */
+  protected readonly logger: Logger
   private readonly _listeners = new Set<TaskDoneListener>()
   private _disposing = false
 
   constructor(ctx: Context) {
     this.ctx = ctx
+    this.pluginCtx = ctx
+    this.logger = ctx.logger('dsh-bash')
     Object.defineProperty(this, symbols.tracker, { value: { associate: 'bash', property: 'ctx' } })
     ctx.set('bash', this)
     ctx.on('dispose', () => this.shutdown())
@@ -124,7 +133,7 @@ export abstract class BashExecutor {
   /** Subclasses call this once per ended background task. Silent during disposal; isolates failures. */
   protected emitTaskDone(task: BashTask): void {
     if (this._disposing) return
-    const report = (error: unknown) => console.error(`[dsh-bash] a task-done listener failed for ${task.id}:`, error)
+    const report = (error: unknown) => this.logger.error(`a task-done listener failed for ${task.id}:`, error)
     for (const listener of [...this._listeners]) {
       try {
         const returned: unknown = listener(task)

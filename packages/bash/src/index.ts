@@ -10,4 +10,5 @@ export {
   taskFinishedError,
   unknownTaskError,
 } from './errors.js'
-export { isDirectory, messageOf, sleep } from './util.js'
+export { isDirectory, messageOf, pluginTimer, sleep } from './util.js'
+export { type LogLine, recordLogs, routeLogs } from './logs.js'

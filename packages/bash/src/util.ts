@@ -1,4 +1,5 @@
 import { statSync } from 'node:fs'
+import type { Context } from 'cordis'
 
 /**
  * Small helpers every package above the seam had copies of, kept here because they all depend on
@@ -34,4 +35,29 @@ export function sleep(ms: number, options: { unref?: boolean } = {}): Promise<vo
     const timer = setTimeout(resolve, ms)
     if (options.unref) timer.unref?.()
   })
+}
+
+/**
+ * A one-shot timer owned by a plugin: bound to `ctx` (cordis `ctx.effect`), so unloading the plugin
+ * clears it, and unref'd, so it never keeps the process alive. Returns the cancel function
+ * (idempotent; the timer also lets go of the context once it fired). A context that no longer takes
+ * effects (its plugin is unloading) gets no timer: the unload does what the timer was for.
+ * For long-lived timers an executor owns (idle sessions, reconnection backoff); a per-run timer
+ * belongs on the run's AbortController instead.
+ */
+export function pluginTimer(ctx: Context, ms: number, callback: () => void): () => void {
+  let cancel: () => void = () => {}
+  try {
+    cancel = ctx.effect(() => {
+      const timer = setTimeout(() => {
+        cancel()
+        callback()
+      }, ms)
+      timer.unref?.()
+      return () => clearTimeout(timer)
+    })
+  } catch {
+    // Refused: the context is inactive (unloading or unloaded).
+  }
+  return () => cancel()
 }

@@ -31,7 +31,8 @@ export async function runAgent(
   options: AgentCommandOptions,
   io: Io = { input: process.stdin, output: process.stdout, error: process.stderr },
 ): Promise<number> {
-  // stdout carries the answer only, whatever a plugin logs.
+  // stdout carries the answer only, whatever a plugin logs: cordis' logger goes to stderr (composeApp),
+  // and this keeps a dependency's or a plugin's stray console.log out of the answer too.
   if (io.output === process.stdout) console.log = console.info = console.debug = (...args: unknown[]) => console.error(...args)
   const fromStdin = typeof options.prompt !== 'string'
   // A prompt piped in usually ends with a newline that is not part of the request.

@@ -1,5 +1,5 @@
 import { readFileSync, statSync } from 'node:fs'
-import type { ToolBashConfig } from '@deepseek-ai/dsh-tool-bash'
+import { spillThreshold, type ToolBashConfig } from '@deepseek-ai/dsh-tool-bash'
 import { resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { isDirectory } from '@deepseek-ai/dsh-bash'
@@ -211,9 +211,15 @@ export function parseMcpArgs(args: string[]): McpOptions | 'help' {
     lines: count('--max-result-lines', values['max-result-lines'], MCP_DEFAULTS.maxResultLines, 10),
   }
   const base = parseCommon(values)
-  // Whatever the executor keeps beyond the budget would be cut again: a stream over the budget
-  // spills to a file at once, so the cut names a file holding all of it.
-  if (base.executorConfig.maxOutputBytes === undefined) base.executorConfig.maxOutputBytes = resultBudget.bytes
+  // The invariant (README, "Results and MCP clients"): a result the budget cuts names a file
+  // holding the complete stream(s). Whatever the executor keeps beyond the budget would be cut
+  // again, so memory keeps no more; and output that would not fit with its markers (bytes or lines,
+  // both streams together) spills although memory could hold it (tool-bash's spillThreshold).
+  const executorConfig = base.executorConfig
+  const threshold = spillThreshold(resultBudget)
+  if (executorConfig.maxOutputBytes === undefined) executorConfig.maxOutputBytes = resultBudget.bytes
+  if (executorConfig.spillAboveBytes === undefined) executorConfig.spillAboveBytes = threshold.bytes
+  if (executorConfig.spillAboveLines === undefined) executorConfig.spillAboveLines = threshold.lines
   const options: McpOptions = {
     ...base,
     allowedOrigins: [],

@@ -1,6 +1,6 @@
 import { Context, Logger } from 'cordis'
 import type {} from '@deepseek-ai/dsh-agent'
-import type {} from '@deepseek-ai/dsh-bash'
+import { routeLogs } from '@deepseek-ai/dsh-bash'
 import type { CommonOptions } from './args.js'
 import { executorKind, type ExecutorKind } from './executors.js'
 import { StartupError, UsageError } from './errors.js'
@@ -22,10 +22,7 @@ type PluginClass = new (ctx: Context, config: Record<string, unknown>) => unknow
 
 /** Sends cordis' log output to stderr: stdout belongs to the MCP stdio transport and to REPL results. */
 export function logToStderr(): void {
-  for (const target of Logger.targets) {
-    target.print = (text: string) => void process.stderr.write(`${text}\n`)
-    target.colors = process.stderr.isTTY ? target.colors : 0
-  }
+  routeLogs(process.stderr)
 }
 
 /** The executor plugin class for a kind, imported on demand. */

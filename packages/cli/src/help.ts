@@ -60,7 +60,9 @@ ${toolFlags({
   workdir: `  --workdir DIR           the workspace of every session (default: the client's first root,
                           else the current directory)`,
   executorConfig: `  --executor-config JSON  executor settings as a JSON object, or @FILE (e.g. '{"timeoutMs":60000}');
-                          maxOutputBytes defaults to --max-result-bytes here`,
+                          maxOutputBytes defaults to --max-result-bytes here, and the spill
+                          threshold (spillAboveBytes/Lines) to the budget minus 1024 bytes and 16
+                          lines, so every cut result names a file holding all of it`,
 })}
 
 Stopping the server (stdin closed, SIGINT, SIGTERM) kills every task it started.

@@ -30,7 +30,9 @@ export function mcpInstructions(promptSection: string): string {
  * the HTTP stack with `--http`, the chosen executor, the policy with `--policy`.
  */
 export async function runMcp(options: McpOptions): Promise<number> {
-  // On stdio nothing but protocol messages may reach stdout, from the first plugin on.
+  // On stdio nothing but protocol messages may reach stdout, from the first plugin on. cordis' logger
+  // is routed to stderr (composeApp, serveStdio); this also keeps a dependency's or a plugin's stray
+  // console.log (ssh2, the Kubernetes client, a host's own plugin) out of the protocol.
   if (!options.http) console.log = console.info = console.debug = (...args: unknown[]) => console.error(...args)
   const log = (message: string) => void process.stderr.write(`dsh-bash: ${message}\n`)
   // Light modules first: on stdio the front reads stdin and answers `initialize` while the rest loads.

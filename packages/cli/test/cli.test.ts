@@ -138,16 +138,19 @@ describe('argument parsing', () => {
   })
 
   it('gives defaults and resolves the workdir', () => {
+    // MCP mode: memory keeps no more per stream than one result may show, and output that would
+    // not fit uncut with its markers spills (so that every cut names a file; tool-bash's spillThreshold).
+    const bounds = { maxOutputBytes: 10_000, spillAboveBytes: 10_000 - 1024, spillAboveLines: 1_900 - 16 }
     const mcpDefaults = {
       yieldAfterMs: 50_000,
       resultBudget: { bytes: 10_000, lines: 1_900 },
       idleTimeoutMs: 1_800_000,
       toolBash: { yieldAfterMs: 50_000, resultBudget: { bytes: 10_000, lines: 1_900 } },
     }
-    expect(parseMcpArgs([])).toEqual({ executor: 'local', executorConfig: { maxOutputBytes: 10_000 }, allowedOrigins: [], ...mcpDefaults })
+    expect(parseMcpArgs([])).toEqual({ executor: 'local', executorConfig: { ...bounds }, allowedOrigins: [], ...mcpDefaults })
     expect(parseMcpArgs(['--http', '0.0.0.0:1', '--token', 'abc', '--allow-origin', 'http://a.example', '--allow-origin', 'https://b.example:8443'])).toEqual({
       executor: 'local',
-      executorConfig: { maxOutputBytes: 10_000 },
+      executorConfig: { ...bounds },
       http: { host: '0.0.0.0', port: 1 },
       token: 'abc',
       allowedOrigins: ['http://a.example', 'https://b.example:8443'],
@@ -160,9 +163,12 @@ describe('argument parsing', () => {
       yieldAfterMs: 0,
       resultBudget: { bytes: 4000, lines: 100 },
       idleTimeoutMs: 2500,
-      executorConfig: { maxOutputBytes: 64000 },
+      executorConfig: { maxOutputBytes: 64000, spillAboveBytes: 4000 - 1024, spillAboveLines: 100 - 16 },
       toolBash: { resultBudget: { bytes: 4000, lines: 100 } },
     })
+    // Explicit thresholds are kept; a budget under the reserve spills any output (threshold 0).
+    expect(parseMcpArgs(['--executor-config', '{"spillAboveBytes":5,"spillAboveLines":6}']).executorConfig).toEqual({ maxOutputBytes: 10_000, spillAboveBytes: 5, spillAboveLines: 6 })
+    expect(parseMcpArgs(['--max-result-bytes', '200', '--max-result-lines', '10']).executorConfig).toEqual({ maxOutputBytes: 200, spillAboveBytes: 0, spillAboveLines: 0 })
     expect(parseMcpArgs(['--yield-after', '0']).toolBash).toEqual({ resultBudget: { bytes: 10_000, lines: 1_900 } })
     expect(parseReplArgs(['--workdir', '.', '--executor-config', '{"timeoutMs":5}'])).toEqual({
       executor: 'local',
@@ -174,15 +180,14 @@ describe('argument parsing', () => {
       workdir: '/remote/only',
     })
     // The convenience flags become executor config.
-    // (In MCP mode the executor keeps no more per stream than one result may show: maxOutputBytes.)
     expect(parseMcpArgs(['--executor', 'container', '--image', 'debian:12', '--engine', 'tcp://10.0.0.2:2375']).executorConfig).toEqual({
       image: 'debian:12',
       engine: 'tcp://10.0.0.2:2375',
-      maxOutputBytes: 10_000,
+      ...bounds,
     })
     expect(parseMcpArgs(['--executor', 'container', '--executor-config', '{"image":"from-config"}']).executorConfig).toEqual({
       image: 'from-config',
-      maxOutputBytes: 10_000,
+      ...bounds,
     })
     expect(parseReplArgs(['--executor', 'container', '--image', 'debian:12']).executorConfig).toEqual({ image: 'debian:12' })
     // Kubernetes: the template path is resolved; --workdir (a host directory) maps to the pod's workdir.
@@ -191,14 +196,14 @@ describe('argument parsing', () => {
       namespace: 'evals',
       podTemplateFile: join(process.cwd(), 'pod.yaml'),
       workspace: process.cwd(),
-      maxOutputBytes: 10_000,
+      ...bounds,
     })
     expect(parseReplArgs(['--executor', 'kubernetes', '--pod-template', '/t/pod.yaml']).executorConfig).toEqual({ podTemplateFile: '/t/pod.yaml' })
     expect(parseReplArgs(['--executor', 'kubernetes', '--executor-config', '{"podTemplate":{"spec":{}}}']).executorConfig).toEqual({ podTemplate: { spec: {} } })
     expect(parseMcpArgs(['--executor', 'sandbox', '--sandbox-mode', 'read-only', '--network', 'on']).executorConfig).toEqual({
       mode: 'read-only',
       network: true,
-      maxOutputBytes: 10_000,
+      ...bounds,
     })
     const ssh = parseMcpArgs([
       '--executor', 'ssh', '--workdir', '/srv',
@@ -210,7 +215,7 @@ describe('argument parsing', () => {
         { username: 'alice', host: 'build-1', port: 22, privateKeyPath: '/etc/hostname', hostKey: { knownHostsPath: '/etc/hosts' } },
         { username: 'bob', host: '::1', port: 2222, privateKeyPath: '/etc/hostname', hostKey: { knownHostsPath: '/etc/hosts' } },
       ],
-      maxOutputBytes: 10_000,
+      ...bounds,
     })
   })
 })

@@ -92,8 +92,8 @@ export class McpHost {
     if (options.secretInput !== false) {
       const chosen = typeof options.secretInput === 'object' ? options.secretInput : {}
       const page = { ...DEFAULT_SECRET_INPUT, ...Object.fromEntries(Object.entries(chosen).filter(([, v]) => v !== undefined)) }
-      if (typeof page.host !== 'string' || page.host === '') throw new Error(`secretInput.host must be a non-empty string, got ${JSON.stringify(page.host)}`)
-      if (!(Number.isFinite(page.timeoutMs) && page.timeoutMs > 0)) throw new Error(`secretInput.timeoutMs must be a positive number, got ${JSON.stringify(page.timeoutMs)}`)
+      if (typeof page.host !== 'string' || page.host === '') throw mcpErrors.invalidOptions(`secretInput.host must be a non-empty string, got ${JSON.stringify(page.host)}`)
+      if (!(Number.isFinite(page.timeoutMs) && page.timeoutMs > 0)) throw mcpErrors.invalidOptions(`secretInput.timeoutMs must be a positive number, got ${JSON.stringify(page.timeoutMs)}`)
       this._options.secretInput = page
     }
     this._modesOf = typeof options.sessionSandboxModes === 'function' ? options.sessionSandboxModes : undefined

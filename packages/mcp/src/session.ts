@@ -309,11 +309,11 @@ export class McpSession {
     // A session closed while the app is still loading has no tasks yet.
     const ctx = this.context instanceof Promise ? await Promise.race([this.context, Promise.resolve(undefined)]) : this.context
     const bash = ctx?.get('bash')
-    if (bash) {
+    if (ctx && bash) {
       const mine = bash.list().filter((task) => task.status === 'running' && bash.ownerOf(task.id) === this.token)
       await Promise.all(mine.map((task) => bash.kill(task.id).catch(() => false)))
       // Whatever the executor holds for this session (its container, its pod) goes with it.
-      await bash.releaseOwner?.(this.token).catch((error: unknown) => console.error(`[dsh-mcp] releasing the session's executor state failed: ${String(error)}`))
+      await bash.releaseOwner?.(this.token).catch((error: unknown) => ctx.logger('dsh-mcp').error(`releasing the session's executor state failed: ${String(error)}`))
     }
     await this.server.close().catch(() => {})
   }

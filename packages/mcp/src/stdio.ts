@@ -1,5 +1,6 @@
 import { PassThrough, type Readable, Writable } from 'node:stream'
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
+import { routeLogs } from '@deepseek-ai/dsh-bash'
 import { StdioFront } from './front.js'
 import type { McpHost } from './host.js'
 import type { McpSession } from './session.js'
@@ -42,6 +43,8 @@ export async function serveStdio(host: McpHost, options: StdioOptions = {}): Pro
     options.front ??
     new StdioFront({ stdin: options.stdin, stdout: options.stdout, maxLineBytes: options.maxLineBytes, log: options.log })
   const stdout = front.stdout
+  // The protocol owns this process's stdout: cordis' logger, which prints there by default, moves to stderr.
+  if (stdout === process.stdout) routeLogs(process.stderr)
   const session = host.createSession()
   // The SDK transport reads checked lines only. Several lines may reach it as one chunk, each within the limit.
   const checked = new PassThrough()

@@ -22,6 +22,28 @@ export interface ResultBudget {
   lines: number
 }
 
+/**
+ * The most room a result's own lines take besides the output: the `[stderr]` label and the status
+ * markers of `bash` (leftover, sandbox denial and escalation hint, timeout, exit code or signal; or
+ * the yield marker), of `bash_output` (the dropped-output line, the status line with its reason, the
+ * sandbox markers), and the `bash_input` first line after a typed reply. The longest of each that
+ * the renderer writes is measured against it in test/budget.test.ts.
+ */
+export const MARKER_RESERVE: Readonly<ResultBudget> = Object.freeze({ bytes: 1024, lines: 16 })
+
+/**
+ * The executor's spill threshold for a budget (kit config `spillAboveBytes` / `spillAboveLines`):
+ * output of both streams together within it always fits the budget uncut, with every marker.
+ *
+ * The invariant this buys: with the executor spilling each stream of a launch whose output exceeds
+ * the threshold, a result the budget cuts names a file holding the complete stream(s), or says
+ * `(unavailable)` only where the contract does (no intact file: over `maxSpillBytes`, spill files
+ * disabled, a failed write). 0 for a budget smaller than the reserve: then any output spills.
+ */
+export function spillThreshold(budget: ResultBudget): ResultBudget {
+  return { bytes: Math.max(0, budget.bytes - MARKER_RESERVE.bytes), lines: Math.max(0, budget.lines - MARKER_RESERVE.lines) }
+}
+
 /** Checks a budget, naming the bad field. */
 export function checkBudget(budget: ResultBudget, name = 'resultBudget'): ResultBudget {
   for (const key of ['bytes', 'lines'] as const) {

@@ -11,7 +11,7 @@ export {
   bashPromptSection,
   yieldSentence,
 } from './descriptions.js'
-export { type ResultBudget, checkBudget, tailWithin, lineCount, fits } from './budget.js'
+export { type ResultBudget, checkBudget, tailWithin, lineCount, fits, MARKER_RESERVE, spillThreshold } from './budget.js'
 export { presentBashCall, presentBashResult, presentTaskCall, presentTaskResult, readRunStatus, type RunStatus } from './present.js'
 export { TOOL_BASH_ERROR } from './errors.js'
 export {
@@ -22,7 +22,6 @@ export {
   SECRET_INPUT_ERROR,
   TYPED_TEXT,
   ASK_USER_SENTENCE,
-  HIDDEN_REPLY,
-  MIN_HIDDEN_REPLY,
 } from './secret-input.js'
+export { ReplyMask, HIDDEN_REPLY, MIN_HIDDEN_REPLY } from './reply-mask.js'
 export { readAfterInput, QUIET_MS } from './input.js'

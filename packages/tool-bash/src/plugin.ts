@@ -1,11 +1,12 @@
 import { isAbsolute, resolve as resolvePath } from 'node:path'
 import type { Context } from 'cordis'
-import type { BashExecRequest, BashTask } from '@deepseek-ai/dsh-bash'
+import type { BashExecRequest, BashTask, BashTaskRead } from '@deepseek-ai/dsh-bash'
 import type { ApprovalService, ToolCall, ToolCaller, ToolContent } from '@deepseek-ai/dsh-tools'
 import { CALLER_ERROR, hasCode, messageOf } from '@deepseek-ai/dsh-tools'
-import { type ResultBudget, checkBudget } from './budget.js'
+import { byteLength, checkBudget, lineCount, type ResultBudget } from './budget.js'
 import { BASH_INPUT_DESCRIPTION, BASH_KILL_DESCRIPTION, BASH_OUTPUT_DESCRIPTION, bashDescription } from './descriptions.js'
 import { readAfterInput } from './input.js'
+import { ReplyMask } from './reply-mask.js'
 import { presentBashCall, presentBashResult, presentTaskCall, presentTaskResult } from './present.js'
 import {
   alreadyFinishedText,
@@ -88,6 +89,13 @@ export const ToolBash = {
     const config = checkConfig(rawConfig)
     const confines = ctx.bash.sandboxMode !== undefined
     const budget = config.resultBudget
+    // Replies typed by a person, hidden in every later read of their task (reply-mask.ts).
+    const replies = new ReplyMask()
+    // `lead`: a first line before the read (after a typed reply); the budget holds it too.
+    const readText = (id: string, read: BashTaskRead, lead = '') => {
+      const room = budget && lead ? { bytes: Math.max(1, budget.bytes - byteLength(lead)), lines: Math.max(1, budget.lines - lineCount(lead)) } : budget
+      return lead + renderRead({ ...read, delta: replies.hide(id, read.delta) }, { escalationHint: escalationPossible(ctx, confines), budget: room })
+    }
 
     ctx.tools.register({
       name: 'bash',
@@ -138,7 +146,7 @@ export const ToolBash = {
         // One lookup per call: every `ctx.bash` access goes through cordis' context proxies.
         const bash = ctx.bash
         assertAccess(bash, args.task_id, call)
-        return renderRead(bash.readOutput(args.task_id), { escalationHint: escalationPossible(ctx, confines), budget })
+        return readText(args.task_id, bash.readOutput(args.task_id))
       },
     })
 
@@ -170,14 +178,14 @@ export const ToolBash = {
         assertAccess(bash, args.task_id, call)
         if (args.ask_user !== undefined) {
           // A person types the reply (secret-input.ts); the model reads only that it was typed.
-          const hide = await sendUserReply(ctx, call, args.task_id, args.ask_user)
+          await sendUserReply(ctx, call, args.task_id, args.ask_user, replies)
           const read = await readAfterInput(bash, args.task_id, args.wait_ms ?? DEFAULT_INPUT_WAIT_MS, call.signal)
-          return `${TYPED_TEXT}\n${renderRead({ ...read, delta: hide(read.delta) }, { escalationHint: escalationPossible(ctx, confines), budget })}`
+          return readText(args.task_id, read, `${TYPED_TEXT}\n`)
         }
         // Not interactive, or finished: the executor's coded errors, before any wait.
         await bash.write(args.task_id, args.text ?? '')
         const read = await readAfterInput(bash, args.task_id, args.wait_ms ?? DEFAULT_INPUT_WAIT_MS, call.signal)
-        return renderRead(read, { escalationHint: escalationPossible(ctx, confines), budget })
+        return readText(args.task_id, read)
       },
     })
 
@@ -210,7 +218,7 @@ function deliverNotice(ctx: Context, task: BashTask, confines: boolean): void {
     target.inject([{ type: 'text', text: renderNotice(task, { escalationHint: escalationPossible(ctx, confines) }) }], { source: { ...NOTICE_SOURCE } })
   } catch (error) {
     // The agent went away between the lookup and the call: nothing to tell it any more.
-    if (!hasCode(error, CALLER_ERROR.disposed)) console.error(`[tool-bash] could not deliver the notice of ${task.id}: ${messageOf(error)}`)
+    if (!hasCode(error, CALLER_ERROR.disposed)) ctx.logger('dsh-tool-bash').error(`could not deliver the notice of ${task.id}: ${messageOf(error)}`)
   }
 }
 

@@ -3,6 +3,7 @@ import { notInteractiveError, taskFinishedError, unknownTaskError } from '@deeps
 import type { SecretInputAnswer, SecretInputService, ToolCall } from '@deepseek-ai/dsh-tools'
 import { codedError } from '@deepseek-ai/dsh-tools'
 import { z } from 'zod'
+import type { ReplyMask } from './reply-mask.js'
 import { statusLine } from './render.js'
 
 /**
@@ -65,12 +66,11 @@ const MAX_PROMPT = 500
  * Asks the person for the reply and writes it (plus `\n`) to the task's terminal. The caller has
  * fenced the task already. Before anyone is asked, the task must exist, be interactive and still
  * run (the executor's own coded errors otherwise): nobody types a password for a task that cannot
- * take it. Resolves once the reply is handed to the terminal, with a function that hides the reply
- * in a text (for the read that follows: a program that did not turn its echo off shows what was
- * typed); every outcome that sends nothing is a coded error. The reply is never returned, never in
- * a message.
+ * take it. Resolves once the reply is handed to the terminal, after `mask` has it (every later
+ * read of the task hides it: a program that did not turn its echo off shows what was typed); every
+ * outcome that sends nothing is a coded error. The reply is never returned, never in a message.
  */
-export async function sendUserReply(ctx: Context, call: ToolCall, taskId: string, prompt: string): Promise<(text: string) => string> {
+export async function sendUserReply(ctx: Context, call: ToolCall, taskId: string, prompt: string, mask: ReplyMask): Promise<void> {
   const bash = ctx.bash
   const task = bash.get(taskId)
   if (!task) throw unknownTaskError(taskId)
@@ -97,8 +97,10 @@ export async function sendUserReply(ctx: Context, call: ToolCall, taskId: string
   switch (answer?.outcome) {
     case 'typed':
       if (typeof answer.text !== 'string') throw secretInputErrors.unavailable(taskId)
+      // Remembered before the write: the echo can come back before the write resolves.
+      mask.remember(taskId, answer.text, (id) => bash.get(id) !== undefined)
       await bash.write(taskId, `${answer.text}\n`)
-      return hider(answer.text)
+      return
     case 'declined':
       throw secretInputErrors.declined(taskId)
     case 'cancelled':
@@ -106,15 +108,4 @@ export async function sendUserReply(ctx: Context, call: ToolCall, taskId: string
     default:
       throw secretInputErrors.unavailable(taskId)
   }
-}
-
-/** The shortest reply that is hidden in the read after it: shorter ones would blank out ordinary text. */
-export const MIN_HIDDEN_REPLY = 4
-
-/** What stands for the reply in the read after it, where the terminal echoed it. */
-export const HIDDEN_REPLY = '[hidden]'
-
-function hider(reply: string): (text: string) => string {
-  if (reply.length < MIN_HIDDEN_REPLY) return (text) => text
-  return (text) => text.split(reply).join(HIDDEN_REPLY)
 }

@@ -10,13 +10,16 @@ import {
   bashPromptSection,
   fits,
   lineCount,
+  MARKER_RESERVE,
   renderRead,
   renderRunResult,
   type ResultBudget,
+  spillThreshold,
   tailWithin,
   ToolBash,
   type ToolBashConfig,
   yieldMarker,
+  TYPED_TEXT,
 } from '../src/index.js'
 import { RecordingAgent, settle, until } from './harness.js'
 
@@ -126,6 +129,63 @@ describe('renderRunResult with a budget', () => {
       'building\n[still running after 50s; continues as background task bash-7: read it with bash_output, stop it with bash_kill]',
     )
     expect(yieldMarker(50, 'bash-7')).toBe('[still running after 50s; continues as background task bash-7: read it with bash_output, stop it with bash_kill]')
+  })
+})
+
+describe('the marker reserve: output within spillThreshold(budget) is never cut', () => {
+  // Output of n lines and b bytes, its last line unfinished (the join to [stderr] then adds a newline).
+  const block = (lines: number, bytes: number) => `${'\n'.repeat(lines - 1)}${'x'.repeat(bytes - (lines - 1))}`
+  const budgets: ResultBudget[] = [{ bytes: 10_000, lines: 1_900 }, { bytes: 4_000, lines: 100 }, { bytes: 2_000, lines: 40 }]
+  const threshold = (b: ResultBudget) => spillThreshold(b)
+  /** Both streams together exactly at the threshold in bytes and in lines (the meter's measure). */
+  const streams = (b: ResultBudget) => {
+    const t = threshold(b)
+    const outLines = Math.floor(t.lines / 2)
+    const outBytes = Math.floor(t.bytes / 2)
+    const stdout = block(outLines, outBytes)
+    const stderr = block(t.lines - outLines, t.bytes - outBytes)
+    expect(Buffer.byteLength(stdout) + Buffer.byteLength(stderr)).toBe(t.bytes)
+    expect(lineCount(stdout) + lineCount(stderr)).toBe(t.lines)
+    return { stdout, stderr }
+  }
+  const denied = { mode: 'read-only' as const, accessDenied: true, escalations: ['workspace-write', 'danger-full-access'] as ('workspace-write' | 'danger-full-access')[] }
+
+  it('is the threshold: the budget minus 1024 bytes and 16 lines, never below 0', () => {
+    expect(MARKER_RESERVE).toEqual({ bytes: 1024, lines: 16 })
+    expect(spillThreshold({ bytes: 10_000, lines: 1_900 })).toEqual({ bytes: 8_976, lines: 1_884 })
+    expect(spillThreshold({ bytes: 200, lines: 10 })).toEqual({ bytes: 0, lines: 0 })
+  })
+
+  it.each(budgets)('bash: the longest markers the renderer writes still fit uncut (%o)', (b) => {
+    const { stdout, stderr } = streams(b)
+    const worst: BashRunResult[] = [
+      // Leftovers, the sandbox denial and its escalation hint, a signal with the longest name.
+      result({ stdout: out(stdout), stderr: out(stderr), leftoverProcesses: 9_999_999, exitCode: null, signal: 'SIGRTMAX-14', sandbox: denied as never }),
+      // A timeout at the longest timer there is, the denial, an exit code.
+      result({ stdout: out(stdout), stderr: out(stderr), timedOut: true, timeoutMs: 2 ** 31 - 1, exitCode: 255, sandbox: denied as never }),
+      // A yield after the longest time with a long task id.
+      result({ stdout: out(stdout), stderr: out(stderr), exitCode: null, durationMs: 2 ** 31 - 1, yieldedTo: 'bash-9999999999' }),
+    ]
+    for (const r of worst) {
+      const text = renderRunResult(r, { budget: b, escalationHint: true })
+      expect(text).toBe(renderRunResult(r, { escalationHint: true }))
+      expect(fits(text, b)).toBe(true)
+    }
+  })
+
+  it.each(budgets)('bash_output and bash_input: the status line with a long reason, the sandbox markers and the typed-reply line fit uncut (%o)', (b) => {
+    const { stdout, stderr } = streams(b)
+    const delta = `${stdout}\n[stderr]\n${stderr}`
+    const reason = `failed to start: workdir does not exist: /${'long-directory-name/'.repeat(20)}`
+    const task = { id: 'bash-9999999999', status: 'killed', exitCode: null, signal: 'SIGRTMAX-14', reason, sandbox: denied } as unknown as BashTaskRead['task']
+    const r: BashTaskRead = { task, delta, lossy: false, spillPaths: {} }
+    const text = renderRead(r, { budget: b, escalationHint: true })
+    expect(text).toBe(renderRead(r, { escalationHint: true }))
+    expect(fits(text, b)).toBe(true)
+    // bash_input after a typed reply: the plugin gives the read the budget minus its first line.
+    const lead = `${TYPED_TEXT}\n`
+    const room = { bytes: b.bytes - Buffer.byteLength(lead), lines: b.lines - 1 }
+    expect(renderRead(r, { budget: room, escalationHint: true })).toBe(text)
   })
 })
 

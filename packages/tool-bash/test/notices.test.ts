@@ -1,4 +1,5 @@
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
+import { recordLogs } from '@deepseek-ai/dsh-bash'
+import { afterEach, beforeEach, describe, expect, it, onTestFinished } from 'vitest'
 import { NOTICE_SOURCE } from '../src/index.js'
 import { type App, createApp, settle, until } from './harness.js'
 
@@ -52,13 +53,13 @@ describe('completion notices', () => {
     a.inject = () => {
       throw Object.assign(new Error(`agent "${a.id}" is disposed`), { code: 'DSH_AGENT_DISPOSED' })
     }
-    const logged = vi.spyOn(console, 'error').mockImplementation(() => {})
+    const logs = recordLogs()
+    onTestFinished(logs.stop)
     const id = await start(a, 'true')
     await app.root.bash.get(id)!.done
     await settle()
     expect(app.injections).toEqual([])
-    expect(logged).not.toHaveBeenCalled()
-    logged.mockRestore()
+    expect(logs.lines).toEqual([])
   })
 
   it('any other inject failure is logged, classified by its code and never by its text', async () => {
@@ -66,12 +67,12 @@ describe('completion notices', () => {
     a.inject = () => {
       throw new Error('the disposed-items queue is full')
     }
-    const logged = vi.spyOn(console, 'error').mockImplementation(() => {})
+    const logs = recordLogs()
+    onTestFinished(logs.stop)
     const id = await start(a, 'true')
     await app.root.bash.get(id)!.done
-    await until(() => logged.mock.calls.length > 0)
-    expect(String(logged.mock.calls[0][0])).toBe(`[tool-bash] could not deliver the notice of ${id}: the disposed-items queue is full`)
-    logged.mockRestore()
+    await until(() => logs.lines.length > 0)
+    expect(logs.lines[0]).toEqual({ name: 'dsh-tool-bash', type: 'error', content: `could not deliver the notice of ${id}: the disposed-items queue is full` })
   })
 
   it('twenty tasks ending at once give twenty notices, none twice', async () => {

@@ -58,6 +58,31 @@ describe('bash_input {ask_user}', () => {
     expect(all).not.toContain('secret')
   })
 
+  it('a program that leaves the echo on: the reply is hidden in the read after it and in every later read', async () => {
+    provide()
+    const a = app.agent('session-a')
+    // Echo on (no -s), and the program prints the reply again later, after the first read's quiet window.
+    const { text } = await app.text(
+      'bash',
+      { command: "read -p 'Password: ' p; sleep 1; echo \"you typed: $p\"; read -p 'Again: ' q; echo \"again: $q\"", description: 'x', run_in_background: true, interactive: true },
+      a,
+    )
+    const id = text.split(' ').pop()!
+    let seen = ''
+    for (let i = 0; i < 200 && !seen.includes('Password:'); i++) seen += (await app.text('bash_input', { task_id: id, text: '' }, a)).text
+    const typed = await app.text('bash_input', { task_id: id, ask_user: 'Password', wait_ms: 200 }, a)
+    let later = ''
+    for (let i = 0; i < 200 && !later.includes('Again:'); i++) later += (await app.text('bash_output', { task_id: id }, a)).text
+    // The model's own text input gets the mask too (the program prints the earlier reply again).
+    answer = async () => ({ outcome: 'typed', text: 'other-secret' })
+    const second = await app.text('bash_input', { task_id: id, ask_user: 'Again', wait_ms: 10_000 }, a)
+    await app.root.bash.get(id)!.done
+    const all = typed.text + later + second.text + (await app.text('bash_output', { task_id: id }, a)).text
+    expect(all).toContain('you typed: [hidden]')
+    expect(all).toContain('again: [hidden]')
+    expect(all).not.toContain('secret')
+  })
+
   it('no service: unavailable, and the task still waits', async () => {
     const a = app.agent('session-a')
     const id = await passwordTask(a)

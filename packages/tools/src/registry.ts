@@ -318,7 +318,7 @@ export class ToolRegistry extends Service {
   }
 
   private _warn(message: string): void {
-    console.error(`[dsh-tools] ${message}`)
+    this._own.logger('dsh-tools').error(message)
   }
 }
 

@@ -12,7 +12,8 @@ export function formatIssues(issues: readonly z.core.$ZodIssue[], input?: unknow
 
 /**
  * Whether the value at the issue's path is absent. zod 4 leaves `issue.input` out unless parsing
- * used `reportInput`, so the parsed input itself is consulted when it is given.
+ * used `reportInput`, so the parsed input itself is consulted when it is given. Without either, the
+ * issue reads as a wrong type (`"x" must be a string`): its message text is never consulted.
  */
 function isMissing(issue: z.core.$ZodIssue, hasInput: boolean, input: unknown): boolean {
   if (issue.path.length === 0) return false
@@ -25,8 +26,7 @@ function isMissing(issue: z.core.$ZodIssue, hasInput: boolean, input: unknown): 
     const last = issue.path[issue.path.length - 1]
     return !node || typeof node !== 'object' || !Object.hasOwn(node, last) || (node as Record<PropertyKey, unknown>)[last] === undefined
   }
-  if ('input' in issue) return issue.input === undefined
-  return /received undefined$/.test(issue.message)
+  return 'input' in issue && issue.input === undefined
 }
 
 function formatIssue(issue: z.core.$ZodIssue, hasInput: boolean, input: unknown): string {

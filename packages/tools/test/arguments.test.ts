@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest'
 import { z } from 'zod'
-import { snapshotArguments } from '../src/index.js'
+import { formatIssues, snapshotArguments } from '../src/index.js'
 import { createContext, echoTool, text } from './helpers.js'
 
 async function run(args: unknown, tool = echoTool()) {
@@ -91,6 +91,16 @@ describe('stage 2: the schema', () => {
       meta: { code: 'DSH_INVALID_ARGUMENTS' },
     })
     expect(execute).not.toHaveBeenCalled()
+  })
+
+  it('formatIssues without the input reads issue.input (reportInput), never the message text', () => {
+    const schema = z.object({ command: z.string() })
+    const reported = schema.safeParse({}, { reportInput: true })
+    const plain = schema.safeParse({})
+    expect(formatIssues(reported.error!.issues)).toBe('missing required property "command"')
+    expect(formatIssues(plain.error!.issues, {})).toBe('missing required property "command"')
+    // Without either, the issue is only known as a wrong type: zod's English message is not parsed.
+    expect(formatIssues(plain.error!.issues)).toBe('"command" must be a string')
   })
 
   it('a null value is a wrong type, not a missing property', async () => {

@@ -1,4 +1,5 @@
-import { afterEach, describe, expect, it, vi } from 'vitest'
+import { recordLogs } from '@deepseek-ai/dsh-bash'
+import { afterEach, describe, expect, it, onTestFinished, vi } from 'vitest'
 import { z } from 'zod'
 import type { ApprovalDecision, ApprovalRequest, ToolCaller } from '../src/index.js'
 import { createContext, echoTool, text, usePlugin } from './helpers.js'
@@ -258,13 +259,14 @@ describe('ask and the approval service', () => {
   })
 
   it('a throwing approval service counts as unavailable and is logged', async () => {
-    const errors = vi.spyOn(console, 'error').mockImplementation(() => {})
+    const logs = recordLogs()
+    onTestFinished(logs.stop)
     const { execute, run } = setup(async () => {
       throw new Error('terminal went away')
     }, 'writes files')
     expect(await run()).toEqual(errorOf('denied: approval unavailable: writes files', 'DSH_DENIED'))
     expect(execute).not.toHaveBeenCalled()
-    expect(errors).toHaveBeenCalledWith('[dsh-tools] approval service failed: terminal went away')
+    expect(logs.lines).toContainEqual({ name: 'dsh-tools', type: 'error', content: 'approval service failed: terminal went away' })
   })
 
   it('no approval service: denied with a reason saying so', async () => {
@@ -389,7 +391,8 @@ describe('the tool', () => {
 
 describe('observers', () => {
   it('see failures too, and a throwing observer harms nothing', async () => {
-    const errors = vi.spyOn(console, 'error').mockImplementation(() => {})
+    const logs = recordLogs()
+    onTestFinished(logs.stop)
     const ctx = createContext()
     ctx.tools.register(echoTool())
     const seen: string[] = []
@@ -410,7 +413,7 @@ describe('observers', () => {
       'bad:Error: invalid arguments: missing required property "command"',
       'gone:Error: unknown tool "nope"',
     ])
-    expect(errors).toHaveBeenCalledWith('[dsh-tools] result observer failed: log disk full')
+    expect(logs.lines).toContainEqual({ name: 'dsh-tools', type: 'error', content: 'result observer failed: log disk full' })
   })
 })
 

@@ -43,10 +43,12 @@ export function foregroundTests(suite: SuiteContext): void {
       expect((await run(bash, 'printf "%s" "${X_CONFORMANCE-unset}"; pwd -P')).stdout.text).toBe(`unset${workdir}\n`)
     })
 
-    it('a missing workdir rejects with "workdir does not exist: <path>"', async () => {
+    it('a missing workdir rejects with "workdir does not exist: <path>" and DSH_START_FAILED', async () => {
       const bash = await executor()
       const missing = posix.join(workdir, `no-such-dir-${digits()}`)
-      await expect(run(bash, 'true', { workdir: missing })).rejects.toThrow(`workdir does not exist: ${missing}`)
+      const failure = run(bash, 'true', { workdir: missing })
+      await expect(failure).rejects.toThrow(`workdir does not exist: ${missing}`)
+      await expect(failure).rejects.toMatchObject({ code: 'DSH_START_FAILED' })
     })
 
     it('stdin is empty by default, and a trusted caller can give stdin and env', async () => {

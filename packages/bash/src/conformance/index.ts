@@ -28,6 +28,7 @@
  */
 export { defineBashExecutorConformance } from './suite.js'
 export { loadExecutorPlugin } from './load.js'
+export { trackTimers } from './timers.js'
 export type { ConformanceConfig, ConformanceInstance, ConformanceOptions, ServerProcessOptions } from './types.js'
 export {
   delay,

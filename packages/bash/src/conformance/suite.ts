@@ -10,6 +10,7 @@ import { defineInteractiveConformance } from './interactive.js'
 import { trackInstances, WAIT } from './helpers.js'
 import { leftoverTests } from './leftovers.js'
 import { resolveTests } from './resolve.js'
+import { spillThresholdTests } from './spill-threshold.js'
 import type { ExtraRequest, SuiteContext } from './suite-context.js'
 import { taskDoneTests } from './task-done.js'
 import { timeoutTests } from './timeouts.js'
@@ -61,6 +62,7 @@ export function defineBashExecutorConformance(name: string, options: Conformance
     backgroundTests(suite)
     taskDoneTests(suite)
     yieldTests(suite)
+    spillThresholdTests(suite)
     disposalTests(suite)
     defineInteractiveConformance({
       executor: suite.executor,

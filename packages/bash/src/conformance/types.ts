@@ -12,6 +12,10 @@ export interface ConformanceConfig {
   maxOutputBytes?: number
   graceMs?: number
   maxSpillBytes?: number
+  /** Spill threshold over both streams (bytes of text), as the kit's config. */
+  spillAboveBytes?: number
+  /** Spill threshold over both streams (lines), as the kit's config. */
+  spillAboveLines?: number
   maxFinishedTasks?: number
   keepSpillFiles?: boolean
 }

@@ -1,0 +1,19 @@
+# A one-shot control helper: `<op> <pgid> <marker> <arg>` with op `count`, `term` (arg: grace ms)
+# or `wait`. Naps are `read -t` on the channel's stdin: when the client ends the channel (or the
+# connection dies), a `wait` stops at once instead of outliving its purpose.
+op=$1 pg=$2 mk=$3 arg=$4 pids="" xpids="" unsure="" eof=""
+@CONTROL_FUNCTIONS@
+nap() {
+  local s; secs "$1"
+  if [ -z "$eof" ]; then
+    read -r -t "$s" -n 1 _; [ $? -gt 128 ] && return 0
+    eof=1; return 1
+  fi
+  sleep "$s"
+}
+case $op in
+  count) sscan; set -f; set -- $pids; set +f; echo "$#" ;;
+  term) terminate; echo done ;;
+  wait) wait_empty && echo empty ;;
+  *) echo "unknown op $op" >&2; exit 2 ;;
+esac
