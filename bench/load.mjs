@@ -25,6 +25,7 @@ async function startServer(workspace, probeFile) {
   const token = 'load-bench-token'
   // DSH_BENCH_EXECUTOR_CONFIG (JSON): the local executor's config, e.g. '{"launcher":"helper"}' (issue 16).
   const extra = process.env.DSH_BENCH_EXECUTOR_CONFIG ? ['--executor-config', process.env.DSH_BENCH_EXECUTOR_CONFIG] : []
+  // DSH_BENCH_CPU_PROFILE=<prefix> (read by the probe): a CPU profile of the server per phase, <prefix>.<n>.cpuprofile.
   const child = spawn(process.execPath, ['--import', PROBE, CLI_MAIN, 'mcp', '--http', '127.0.0.1:0', '--workdir', workspace, ...extra], {
     env: { ...process.env, DSH_BASH_TOKEN: token, DSH_BENCH_PROBE_FILE: probeFile },
     stdio: ['pipe', 'ignore', 'pipe'],

@@ -62,9 +62,17 @@ export class OutputPair {
    * Feeds the command's streams into the collectors. The returned drain waits until both are
    * closed, for at most `drainMs` (pipes close when the last holder dies; a holder we cannot see
    * must not hold the call), then destroys them.
+   *
+   * The window is judged on the loop's turns, not only on the clock: when the loop was blocked
+   * past `drainMs` (a loaded machine, a burst of synchronous work), the window's timer fires in the
+   * timers phase, before the poll phase has read what the command wrote meanwhile. So on expiry the
+   * drain lets poll phases run (setImmediate) as long as data keeps arriving, for at most another
+   * `drainMs`, and ends as soon as both streams are closed.
    */
   collect(streams: { stdout: Readable; stderr: Readable }, drainMs: number): () => Promise<void> {
-    const closed = Promise.all([collect(streams.stdout, this.stdout), collect(streams.stderr, this.stderr)])
+    // Counted in the streams' own events (not through promises): the drain checks them between turns.
+    const state = { open: 2, chunks: 0 }
+    const closed = Promise.all([collect(streams.stdout, this.stdout, state), collect(streams.stderr, this.stderr, state)])
     return async () => {
       // A per-run timer, cleared as soon as the pipes closed: nothing of the run outlives it.
       let timer: NodeJS.Timeout | undefined
@@ -76,6 +84,12 @@ export class OutputPair {
         await Promise.race([closed, late])
       } finally {
         clearTimeout(timer)
+      }
+      const deadline = performance.now() + drainMs
+      for (let seen = -1; state.open > 0 && state.chunks !== seen && performance.now() < deadline; ) {
+        seen = state.chunks
+        // One poll phase: it reads what is buffered in the pipes (and sees their end, if any).
+        await new Promise<void>((resolve) => setImmediate(resolve))
       }
       streams.stdout.destroy()
       streams.stderr.destroy()
@@ -129,11 +143,21 @@ export function forwardLive(stream: Readable, name: 'stdout' | 'stderr', listene
 }
 
 /** Feeds a stream into a collector; resolves when the stream is closed (never rejects). */
-function collect(stream: Readable, collector: OutputCollector): Promise<void> {
+function collect(stream: Readable, collector: OutputCollector, state: { open: number; chunks: number }): Promise<void> {
   return new Promise((resolve) => {
-    stream.on('data', (chunk: Buffer) => collector.write(chunk))
-    stream.once('close', () => resolve())
-    stream.once('end', () => resolve())
-    stream.once('error', () => resolve())
+    let done = false
+    const finish = () => {
+      if (done) return
+      done = true
+      state.open--
+      resolve()
+    }
+    stream.on('data', (chunk: Buffer) => {
+      state.chunks++
+      collector.write(chunk)
+    })
+    stream.once('close', finish)
+    stream.once('end', finish)
+    stream.once('error', finish)
   })
 }

@@ -21,10 +21,11 @@ export const localConfigSchema = z
      * Who forks the commands: this process's event loop (`spawn`, Node's synchronous fork), or a
      * small long-lived launcher helper process per executor (`helper`), so that a start never blocks
      * the server's loop and its cost does not grow with the server's memory. `helper` needs real
-     * pipes (outputPipes `fifo`); a command with stdin or a wrapper's extra descriptors (bwrap) is
-     * still spawned here. See bench/README.md, "Launcher".
+     * pipes (outputPipes `fifo`: with sockets every command is spawned here); a command with stdin, a
+     * wrapper's extra descriptors (bwrap) and an interactive command (a pty) are still spawned here,
+     * but the helper then still makes the FIFOs. Default `helper`. See bench/README.md, "Launcher".
      */
-    launcher: z.enum(['spawn', 'helper'], { error: 'launcher must be one of spawn, helper' }).default('spawn'),
+    launcher: z.enum(['spawn', 'helper'], { error: 'launcher must be one of spawn, helper' }).default('helper'),
   })
   .strict()
 

@@ -110,7 +110,12 @@ export class LocalExecutor extends ProcessExecutor {
     this.outputPipes = pipes.kind
     this.outputPipesNote = pipes.note
     this.pipePool = pipes.pool
-    if (parsed.launcher === 'helper') this.helper = new LauncherHelper()
+    if (parsed.launcher === 'helper') {
+      const helper = new LauncherHelper()
+      this.helper = helper
+      // The helper makes the pool's FIFOs too: then this event loop never forks, bursts included.
+      this.pipePool?.useMaker((mkfifo, paths) => helper.mkfifo(mkfifo, paths))
+    }
   }
 
   /** The bash command line for a spec (before any transform). */

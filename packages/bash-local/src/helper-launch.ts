@@ -4,7 +4,7 @@ import { createInterface } from 'node:readline'
 import type { ExitFacts, LaunchedCommand } from '@deepseek-ai/dsh-bash-kit'
 import { closePipe, closeQuietly, pipeReader } from './pipes.js'
 import { type LaunchPlan, LocalCommand, type MainProcess, releasePlan } from './launch.js'
-import type { HelperRequest } from './launcher-helper.js'
+import type { HelperRequest, MkfifoRequest } from './launcher-helper.js'
 
 /** The built helper: `dist/launcher-helper.js`, from `dist/` (the package) and from `src/` (tests run the sources). */
 const HELPER_PATH = fileURLToPath(new URL('../dist/launcher-helper.js', import.meta.url))
@@ -13,6 +13,8 @@ interface Pending {
   started?: (pid: number) => void
   failed?: (message: string) => void
   exited: (exit: ExitFacts) => void
+  /** A mkfifo request's answer (`made`). */
+  made?: () => void
 }
 
 /**
@@ -90,6 +92,35 @@ export class LauncherHelper {
     })
   }
 
+  /**
+   * Has the helper make FIFOs (for the pipe pool: see `FifoPipePool`'s maker). Resolves once the
+   * mkfifo run is over; rejects with its error (some of the FIFOs may exist all the same).
+   */
+  mkfifo(program: string, paths: string[]): Promise<void> {
+    if (this.#disposed) return Promise.reject(new Error('the launcher helper is stopped'))
+    let child: ChildProcess
+    try {
+      child = this.#ensure()
+    } catch (error) {
+      return Promise.reject(error)
+    }
+    const id = ++this.#seq
+    const request: MkfifoRequest = { id, mkfifo: program, paths }
+    return new Promise<void>((resolve, reject) => {
+      const done = () => {
+        this.#pending.delete(id)
+        this.#idle()
+      }
+      this.#pending.set(id, {
+        made: () => (done(), resolve()),
+        failed: (message) => (done(), reject(new Error(message))),
+        exited: () => (done(), reject(new Error('the launcher helper is stopped'))),
+      })
+      this.#busy()
+      child.stdin!.write(`${JSON.stringify(request)}\n`)
+    })
+  }
+
   /** Stops the helper (once every command is gone: the executor kills them first). */
   async dispose(): Promise<void> {
     this.#disposed = true
@@ -100,6 +131,11 @@ export class LauncherHelper {
     child.ref()
     child.stdin!.end()
     await gone
+    // Nothing more will answer: a mkfifo in flight fails (its pool is being disposed too).
+    for (const entry of [...this.#pending.values()]) {
+      if (entry.failed) entry.failed('the launcher helper is stopped')
+      else entry.exited({ exitCode: null, signal: null })
+    }
   }
 
   #ensure(): ChildProcess {
@@ -118,7 +154,7 @@ export class LauncherHelper {
   }
 
   #message(line: string): void {
-    let message: { id: number; pid?: number; error?: string; exitCode?: number | null; signal?: string | null }
+    let message: { id: number; pid?: number; error?: string; made?: boolean; exitCode?: number | null; signal?: string | null }
     try {
       message = JSON.parse(line)
     } catch {
@@ -126,7 +162,8 @@ export class LauncherHelper {
     }
     const entry = this.#pending.get(message.id)
     if (!entry) return
-    if (message.pid !== undefined) entry.started?.(message.pid)
+    if (message.made) entry.made?.()
+    else if (message.pid !== undefined) entry.started?.(message.pid)
     else if (message.error !== undefined) entry.failed?.(message.error)
     else entry.exited({ exitCode: message.exitCode ?? null, signal: message.signal ?? null })
   }

@@ -3,15 +3,16 @@
  * commands for the server, so that the fork happens outside the server's event loop and its cost
  * follows this process's small memory, not the server's (issue 16; figures in bench/README.md).
  *
- * Protocol: one JSON object per line. In (stdin): a `HelperRequest`. Out (stdout): `{id, pid}` once
- * started, `{id, error}` when it could not start, `{id, exitCode, signal}` once the process exited.
+ * Protocol: one JSON object per line. In (stdin): a `HelperRequest` or a `MkfifoRequest`. Out
+ * (stdout): `{id, pid}` once started, `{id, error}` when it could not start, `{id, exitCode, signal}`
+ * once the process exited; for a `MkfifoRequest`, `{id, made: true}` or `{id, error}`.
  * The helper exits when its stdin ends (the server is gone or disposed the executor); the commands
  * are the executor's to kill, never the helper's.
  *
  * Why Node and not a bash loop: bash reports a death by signal N and `exit 128+N` alike, and the
  * executors report the signal name; libuv gives the exact exit code and signal.
  */
-import { spawn } from 'node:child_process'
+import { execFile, spawn } from 'node:child_process'
 import { closeSync, constants, openSync } from 'node:fs'
 import { createInterface } from 'node:readline'
 
@@ -28,6 +29,18 @@ export interface HelperRequest {
    */
   stdout: string
   stderr: string
+}
+
+/**
+ * Makes FIFOs for the server's pipe pool (the server opens and unlinks them): the `mkfifo` program is
+ * forked here, where a fork is cheap, instead of in the server's event loop.
+ */
+export interface MkfifoRequest {
+  id: number
+  /** The mkfifo program (absolute path, resolved by the server). */
+  mkfifo: string
+  /** The FIFOs to make (mode 0600), in the pool's private directory. */
+  paths: string[]
 }
 
 const send = (message: object) => process.stdout.write(`${JSON.stringify(message)}\n`)
@@ -62,15 +75,24 @@ function start(request: HelperRequest): void {
   child.once('exit', (exitCode, signal) => send({ id: request.id, exitCode, signal: signal ?? null }))
 }
 
+function makeFifos(request: MkfifoRequest): void {
+  execFile(request.mkfifo, ['-m', '600', '--', ...request.paths], (error, _stdout, stderr) => {
+    // Some may exist even when it failed: the server adopts whatever FIFO is there.
+    if (error) send({ id: request.id, error: String(stderr).trim() || error.message })
+    else send({ id: request.id, made: true })
+  })
+}
+
 const lines = createInterface({ input: process.stdin })
 lines.on('line', (line) => {
-  let request: HelperRequest
+  let request: HelperRequest | MkfifoRequest
   try {
-    request = JSON.parse(line) as HelperRequest
+    request = JSON.parse(line) as HelperRequest | MkfifoRequest
   } catch {
     return
   }
-  start(request)
+  if ('mkfifo' in request) makeFifos(request)
+  else start(request)
 })
 // The server is gone: leave at once (the commands were started detached and stay the executor's to kill).
 lines.on('close', () => process.exit(0))

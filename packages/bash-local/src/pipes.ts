@@ -28,6 +28,19 @@ export interface PipeEnds {
 const BATCH = 64
 /** Below this many pooled pipes, the next batch is made in the background (so at most ~88 are pooled: 176 descriptors). */
 const LOW_WATER = 24
+/**
+ * With a maker (the launcher helper), batches cost the loop no fork, so the pool is kept fuller
+ * ahead of bursts: at most ~112 pooled (224 descriptors).
+ */
+const LOW_WATER_WITH_MAKER = 48
+/** FIFOs adopted per loop turn when a maker made them. */
+const ADOPT_SLICE = 16
+
+/**
+ * Makes the FIFOs at `paths` with the `mkfifo` program, outside this event loop (the launcher
+ * helper); resolves once the run is over, rejects with its error (some FIFOs may exist all the same).
+ */
+export type FifoMaker = (mkfifo: string, paths: string[]) => Promise<void>
 
 /**
  * A pool of real pipes for commands' stdout and stderr. The first batch is made when the pool is
@@ -45,6 +58,7 @@ export class FifoPipePool {
   /** Why the last batch gave nothing. */
   #lastFailure = ''
   #disposed = false
+  #maker?: FifoMaker
 
   private constructor(dir: string, mkfifo: string) {
     this.#dir = dir
@@ -77,6 +91,15 @@ export class FifoPipePool {
     return { pool }
   }
 
+  /**
+   * Hands batch making to `maker` (the launcher helper): from now on this event loop never forks
+   * `mkfifo`, and a `take()` that finds the pool empty waits for the batch in flight. When the maker
+   * fails, the pool falls back to making the batch here.
+   */
+  useMaker(maker: FifoMaker): void {
+    this.#maker = maker
+  }
+
   /** The pool's private directory (empty but for FIFOs being made). */
   get dir(): string {
     return this.#dir
@@ -88,7 +111,8 @@ export class FifoPipePool {
   }
 
   /**
-   * A fresh pipe: from the pool, or from a batch made on the spot when it is empty. Rejects when
+   * A fresh pipe: from the pool, or, when it is empty, from the maker's batch (or one made on the
+   * spot without a maker). Rejects when
    * none can be made (the pool is disposed, or mkfifo fails).
    */
   async take(): Promise<PipeEnds> {
@@ -96,16 +120,19 @@ export class FifoPipePool {
       if (this.#disposed) throw new Error('the pipe pool is disposed')
       const pipe = this.#pool.pop()
       if (pipe) {
-        if (this.#pool.length < LOW_WATER) void this.#makeBatch()
+        if (this.#pool.length < (this.#maker ? LOW_WATER_WITH_MAKER : LOW_WATER)) void this.#makeBatch()
         return pipe
       }
-      // Empty (a burst): make a batch on the spot. (Waiting for the batch in flight instead, so
-      // that the event loop never waits for mkfifo, lost the whole output of the command that had
-      // taken the pool's last pipe when the waiting launches were spawned from the batch's
-      // callback: reproduced every time with 40 concurrent commands and drainMs 200, not with this
-      // synchronous fill. The same loss showed once with socketpairs too, for the last command
-      // launched before 20 more were launched from a child-process callback: a race between the
-      // drain window and the reads, older than the FIFOs, not understood yet; see issue 13's report.)
+      // Empty (a burst). With a maker, wait for the batch in flight (or a new one): the loop never
+      // forks. (This lost the output of the command that had taken the pool's last pipe once, when
+      // the waiting launches were spawned in-loop from the batch's callback and blocked the loop past
+      // drainMs: the drain window's timer then fired before the pipes were read. OutputPair's drain
+      // now lets the poll phase run before it gives up.) Without a maker, a batch is made on the
+      // spot (~13 ms of blocked loop), as the background batch would fork here all the same.
+      if (this.#maker) {
+        const added = await this.#makeBatch()
+        if (added > 0 || this.#pool.length > 0 || this.#disposed) continue
+      }
       if (this.#fillSync() === 0) {
         throw new Error(`cannot make a pipe with ${this.#mkfifo}: ${this.#lastFailure || 'the pool is disposed'}`)
       }
@@ -137,7 +164,7 @@ export class FifoPipePool {
     if (this.#disposed) return Promise.resolve(0)
     this.#refill ??= new Promise<number>((resolve) => {
       const paths = this.#batchPaths()
-      execFile(this.#mkfifo, ['-m', '600', '--', ...paths], (error, _stdout, stderr) => {
+      const done = (failure: string | undefined) => {
         this.#refill = undefined
         if (this.#disposed) {
           // Made for a pool disposed meanwhile: the directory is gone or going; remove what is left.
@@ -146,9 +173,35 @@ export class FifoPipePool {
           return
         }
         const added = this.#adopt(paths)
-        if (added === 0) this.#lastFailure = String(stderr).trim() || error?.message || 'no FIFO was made'
+        if (added === 0) this.#lastFailure = failure || 'no FIFO was made'
         resolve(added)
-      })
+      }
+      if (this.#maker) {
+        // Opening and unlinking 64 FIFOs is ~0.1 ms each here: adopted in slices, one per loop
+        // turn, so that a batch never holds the loop for more than a couple of milliseconds.
+        const adoptSliced = async (failure: string | undefined) => {
+          let added = 0
+          for (let i = 0; i < paths.length; i += ADOPT_SLICE) {
+            if (i > 0) await new Promise<void>((next) => setImmediate(next))
+            const slice = paths.slice(i, i + ADOPT_SLICE)
+            if (this.#disposed) for (const path of slice) unlinkQuietly(path)
+            else added += this.#adopt(slice)
+          }
+          this.#refill = undefined
+          if (added === 0 && !this.#disposed) this.#lastFailure = failure || 'no FIFO was made'
+          resolve(added)
+        }
+        this.#maker(this.#mkfifo, paths).then(
+          () => adoptSliced(undefined),
+          (error: unknown) => {
+            // The helper is gone or failed: this pool makes its batches itself from now on.
+            this.#maker = undefined
+            return adoptSliced((error as Error).message)
+          },
+        )
+        return
+      }
+      execFile(this.#mkfifo, ['-m', '600', '--', ...paths], (error, _stdout, stderr) => done(String(stderr).trim() || error?.message))
     })
     return this.#refill
   }

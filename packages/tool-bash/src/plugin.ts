@@ -94,7 +94,7 @@ export const ToolBash = {
     // `lead`: a first line before the read (after a typed reply); the budget holds it too.
     const readText = (id: string, read: BashTaskRead, lead = '') => {
       const room = budget && lead ? { bytes: Math.max(1, budget.bytes - byteLength(lead)), lines: Math.max(1, budget.lines - lineCount(lead)) } : budget
-      return lead + renderRead({ ...read, delta: replies.hide(id, read.delta) }, { escalationHint: escalationPossible(ctx), budget: room })
+      return lead + renderRead({ ...read, delta: replies.hide(id, read.delta) }, { escalationHint: escalationPossible(ctx, confines), budget: room })
     }
 
     ctx.tools.register({
@@ -128,7 +128,7 @@ export const ToolBash = {
         const spec = bash.resolve(request)
         if (args.run_in_background) return startedText(bash.start(spec).id)
         const result = await bash.run(spec)
-        const text = renderRunResult(result, { escalationHint: escalationPossible(ctx), budget })
+        const text = renderRunResult(result, { escalationHint: escalationPossible(ctx, confines), budget })
         if (result.aborted) return { content: [{ type: 'text', text: `Error: the command was aborted\n${text}` }], isError: true }
         return text
       },
@@ -143,8 +143,10 @@ export const ToolBash = {
       execute(rawArgs, call) {
         const args = rawArgs as TaskArgs
         checkTaskArgs(args)
-        assertAccess(ctx, args.task_id, call)
-        return readText(args.task_id, ctx.bash.readOutput(args.task_id))
+        // One lookup per call: every `ctx.bash` access goes through cordis' context proxies.
+        const bash = ctx.bash
+        assertAccess(bash, args.task_id, call)
+        return readText(args.task_id, bash.readOutput(args.task_id))
       },
     })
 
@@ -157,8 +159,9 @@ export const ToolBash = {
       async execute(rawArgs, call) {
         const args = rawArgs as TaskArgs
         checkTaskArgs(args)
-        assertAccess(ctx, args.task_id, call)
-        return (await ctx.bash.kill(args.task_id)) ? killedText(args.task_id) : alreadyFinishedText(args.task_id)
+        const bash = ctx.bash
+        assertAccess(bash, args.task_id, call)
+        return (await bash.kill(args.task_id)) ? killedText(args.task_id) : alreadyFinishedText(args.task_id)
       },
     })
 
@@ -171,8 +174,8 @@ export const ToolBash = {
       async execute(rawArgs, call) {
         const args = rawArgs as InputArgs
         checkInputArgs(args)
-        assertAccess(ctx, args.task_id, call)
         const bash = ctx.bash
+        assertAccess(bash, args.task_id, call)
         if (args.ask_user !== undefined) {
           // A person types the reply (secret-input.ts); the model reads only that it was typed.
           await sendUserReply(ctx, call, args.task_id, args.ask_user, replies)
@@ -186,7 +189,7 @@ export const ToolBash = {
       },
     })
 
-    ctx.bash.onTaskDone((task) => deliverNotice(ctx, task))
+    ctx.bash.onTaskDone((task) => deliverNotice(ctx, task, confines))
   },
 }
 
@@ -197,15 +200,14 @@ function sessionMode(call: ToolCall): string | undefined {
 }
 
 /** The ownership fence: a task owned by a session is closed to every other caller. */
-function assertAccess(ctx: Context, id: string, call: ToolCall): void {
+function assertAccess(bash: Context['bash'], id: string, call: ToolCall): void {
   // An unknown id gets the executor's stable error.
-  const bash = ctx.bash
   if (!bash.get(id)) bash.readOutput(id)
   const owner = bash.ownerOf(id)
   if (owner !== undefined && owner !== ownerToken(call)) throw toolBashErrors.foreignTask(id)
 }
 
-function deliverNotice(ctx: Context, task: BashTask): void {
+function deliverNotice(ctx: Context, task: BashTask, confines: boolean): void {
   const owner = ctx.bash.ownerOf(task.id)
   if (owner === undefined) return
   const agents = ctx.get('agents') as AgentDirectory | undefined
@@ -213,7 +215,7 @@ function deliverNotice(ctx: Context, task: BashTask): void {
   const target = agents?.list().find((agent) => agent.session?.header?.id === owner)
   if (!target) return
   try {
-    target.inject([{ type: 'text', text: renderNotice(task, { escalationHint: escalationPossible(ctx) }) }], { source: { ...NOTICE_SOURCE } })
+    target.inject([{ type: 'text', text: renderNotice(task, { escalationHint: escalationPossible(ctx, confines) }) }], { source: { ...NOTICE_SOURCE } })
   } catch (error) {
     // The agent went away between the lookup and the call: nothing to tell it any more.
     if (!hasCode(error, CALLER_ERROR.disposed)) ctx.logger('dsh-tool-bash').error(`could not deliver the notice of ${task.id}: ${messageOf(error)}`)
@@ -242,9 +244,12 @@ function newestLineReporter(report: NonNullable<ToolCall['onProgress']>): NonNul
   }
 }
 
-/** True when the `bash` tool can escalate: the executor confines and an approval service can answer. */
-function escalationPossible(ctx: Context): boolean {
-  return ctx.bash.sandboxMode !== undefined && approvalOf(ctx) !== undefined
+/**
+ * True when the `bash` tool can escalate: the executor confines (`confines`, read once when the
+ * plugin applies; it is applied again for another executor) and an approval service can answer.
+ */
+function escalationPossible(ctx: Context, confines: boolean): boolean {
+  return confines && approvalOf(ctx) !== undefined
 }
 
 /** The approval service, when one that can answer is loaded. */

@@ -1,0 +1,59 @@
+import { defineBashExecutorConformance } from '@deepseek-ai/dsh-bash/conformance'
+import { readdirSync } from 'node:fs'
+import { afterAll, describe, expect, it, vi } from 'vitest'
+import { cgroupAvailable, countProcesses, createLocal, scratchDir, serverProcess } from './helpers.js'
+
+const dir = scratchDir()
+afterAll(() => dir.remove())
+
+// The launcher helper is the default (the other conformance files run with it): here the same suite
+// with `launcher: 'spawn'`, the commands forked by this event loop, which stays available.
+const containment = cgroupAvailable() ? 'cgroup' : 'auto'
+const server = serverProcess(containment)
+defineBashExecutorConformance(`local executor (${containment}, launcher spawn)`, {
+  create: (config) => createLocal({ containment, launcher: 'spawn', ...config }),
+  countProcesses,
+  workdir: dir.path,
+  graceMs: 300,
+  serverProcess: { ...server, config: { ...server.config, launcher: 'spawn' } },
+})
+
+describe('launcher helper', () => {
+  it('the command is forked by the helper (the default), not by this process; with stdin it is spawned here; with spawn, here', async () => {
+    const { executor, dispose } = await createLocal({ containment })
+    try {
+      const result = await executor.run(executor.resolve({ command: 'tr "\\0" " " < /proc/$PPID/cmdline; echo; echo $PPID', workdir: dir.path }))
+      const [cmdline, ppid] = result.stdout.text.trim().split('\n')
+      expect(Number(ppid)).not.toBe(process.pid)
+      expect(cmdline).toContain('launcher-helper.js')
+      const withStdin = await executor.run(executor.resolve({ command: 'cat >/dev/null; echo $PPID', workdir: dir.path, stdin: 'x' }))
+      expect(Number(withStdin.stdout.text.trim())).toBe(process.pid)
+    } finally {
+      await dispose()
+    }
+    const spawned = await createLocal({ containment, launcher: 'spawn' })
+    try {
+      const result = await spawned.executor.run(spawned.executor.resolve({ command: 'echo $PPID', workdir: dir.path }))
+      expect(Number(result.stdout.text.trim())).toBe(process.pid)
+    } finally {
+      await spawned.dispose()
+    }
+  })
+
+  it('a burst past the pipe pool: the helper makes the FIFOs, every output arrives, no FIFO and no descriptor is left', async () => {
+    const { executor, dispose } = await createLocal({ containment, launcher: 'helper', drainMs: 200 })
+    try {
+      const pool = (executor as unknown as { pipePool: { size: number; dir: string } }).pipePool
+      // 60 at once take 120 pipes: the first batch (64) and more from the helper, waited for.
+      const burst = await Promise.all(
+        Array.from({ length: 60 }, (_, i) => executor.run(executor.resolve({ command: `echo ${i}; echo e${i} >&2`, workdir: dir.path }))),
+      )
+      expect(burst.map((r) => r.stdout.text)).toEqual(Array.from({ length: 60 }, (_, i) => `${i}\n`))
+      expect(burst.map((r) => r.stderr.text)).toEqual(Array.from({ length: 60 }, (_, i) => `e${i}\n`))
+      // A batch may still be in flight (made by the helper, adopted a slice per loop turn): then none is left.
+      await vi.waitFor(() => expect(readdirSync(pool.dir)).toEqual([]), { timeout: 10_000 })
+    } finally {
+      await dispose()
+    }
+  })
+})
