@@ -71,11 +71,15 @@ export async function run({ quick = false, log = () => {} } = {}) {
         if (probe.isError) throw new Error(probe.content.map((c) => c.text).join('\n'))
         variants.push({ name: 'sandbox', fn: () => sapp.text('bash', ARGS, sagent) })
         // Floor: bwrap itself, spawned bare with the executor's own arguments (default mode
-        // workspace-write, network off) minus the status descriptor.
+        // workspace-write, network off) minus the status descriptor and the seccomp filter.
         if (typeof sandbox.bwrapArgs === 'function') {
           const args = sandbox.bwrapArgs({ mode: 'workspace-write', network: false, workspaceRoot: sapp.workspace, protections: [], workdir: sapp.workspace, workdirReal: sapp.workspace, readOnlyExtras: [] })
-          const i = args.indexOf('--json-status-fd')
-          if (i >= 0) args.splice(i, 2)
+          // Both name descriptors the executor passes (the status pipe, the seccomp filter): a
+          // bare spawn has neither, and bwrap exits 1 on a missing one.
+          for (const flag of ['--json-status-fd', '--seccomp']) {
+            const i = args.indexOf(flag)
+            if (i >= 0) args.splice(i, 2)
+          }
           const argv = [...args, '--', BASH, '--noprofile', '--norc', '-c', 'true']
           const bwrap = sandbox.bwrapPath ?? 'bwrap'
           variants.push({
