@@ -1,4 +1,5 @@
 import { defineBashExecutorConformance } from '@deepseek-ai/dsh-bash/conformance'
+import { CGROUP_VARIABLE } from '@deepseek-ai/dsh-bash-kit'
 import { readdirSync } from 'node:fs'
 import { afterAll, describe, expect, it, vi } from 'vitest'
 import { cgroupAvailable, countProcesses, createLocal, scratchDir, serverProcess } from './helpers.js'
@@ -56,4 +57,37 @@ describe('launcher helper', () => {
       await dispose()
     }
   })
+
+  it('the command sees the same environment, byte for byte and in the same order, through the helper as with spawn', async () => {
+    // `env` prints the variables in the order the process received them. The cgroup variable names
+    // each command's own cgroup (it differs between any two commands): its value is masked.
+    const mask = (text: string) => text.split('\n').map((line) => (line.startsWith(`${CGROUP_VARIABLE}=`) ? `${CGROUP_VARIABLE}=…` : line))
+    const specs = [
+      { command: 'env' },
+      { command: 'env', env: { DSH_LAUNCH3_EXTRA: 'a b c', PATH: `/opt/nowhere:${process.env.PATH}` } },
+      { command: 'env', env: { BASH_ENV: '/dev/null', HOME: '/nonexistent-home' } },
+      { command: 'env' },
+      // Most of the environment different (PATH kept: `env` must be found).
+      { command: 'env', env: Object.fromEntries(Object.keys(process.env).filter((key) => key !== 'PATH').map((key) => [key, 'x'])) },
+      { command: 'env', env: { DSH_LAUNCH3_Z: 'z', DSH_LAUNCH3_A: 'a' } },
+    ]
+    const outputs: Record<string, string[][]> = {}
+    for (const launcher of ['helper', 'spawn'] as const) {
+      const { executor, dispose } = await createLocal({ containment, launcher })
+      try {
+        outputs[launcher] = []
+        for (const spec of specs) {
+          const result = await executor.run(executor.resolve({ ...spec, workdir: dir.path }))
+          expect(result.exitCode).toBe(0)
+          outputs[launcher]!.push(mask(result.stdout.text))
+        }
+      } finally {
+        await dispose()
+      }
+    }
+    expect(outputs.helper![1]).toContain('DSH_LAUNCH3_EXTRA=a b c')
+    expect(outputs.helper![4]!.filter((line) => line.startsWith('HOME='))).toEqual(['HOME=x'])
+    expect(outputs.helper).toEqual(outputs.spawn)
+  })
 })
+
