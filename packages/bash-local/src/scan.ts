@@ -163,8 +163,8 @@ export const SETTLE_LIMIT_MS = 2_000
 
 /**
  * Scans for one tree, remembering processes that stayed unsure past the limit (an exec stuck on a
- * hung file system, say, which a scan cannot attribute): they are not waited for again, so one
- * such process on the machine costs one wait, not one per scan.
+ * hung file system, say, which a scan cannot attribute): they are not waited for again while they
+ * stay inside that exec, so one such process on the machine costs one wait, not one per scan.
  */
 export class TreeScanner {
   private readonly stuck = new Set<number>()
@@ -177,26 +177,41 @@ export class TreeScanner {
   /** One pass; `unsure` excludes the processes already given up on. */
   once(): TreeScan {
     const scan = scanTree(this.match)
-    for (const pid of this.stuck) scan.unsure.delete(pid)
+    for (const pid of this.stuck) {
+      // Out of its exec now (or gone): not stuck any more; the next time it is caught inside an
+      // exec it is waited for again. (Without this a process that re-executes itself without
+      // pause, given up on once at load, was missed by every later scan that caught it in execve.)
+      if (!scan.unsure.has(pid)) this.stuck.delete(pid)
+      else scan.unsure.delete(pid)
+    }
     return scan
   }
 
   /**
-   * Scans until no entry is unsure (each is looked at again 1 ms later; an exec takes well under a
-   * millisecond unless the CPU is busy), so that `found` holds every live process of the tree at
-   * that moment. Its `unsure` is always empty: what was still unsure at the limit is given up on.
+   * Scans until every process that the first pass caught inside an exec has been seen outside one
+   * (each pass 1 ms after the last; an exec takes well under a millisecond unless the CPU is busy),
+   * so that `found` holds every live process of the tree at the first pass. `found` is the union of
+   * the passes: a process found once stays found when a later pass catches it inside its next exec
+   * (why: four processes that re-execute without pause are rarely all outside execve in one pass at
+   * load, and waiting for such a pass gave up at the limit and missed one, CI 2026-12-03). Its
+   * `unsure` is always empty: what was still unsure at the limit is given up on.
    */
   async settled(): Promise<TreeScan> {
     const deadline = performance.now() + this.limitMs
+    const first = this.once()
+    const found = new Set(first.found)
+    const pending = new Set(first.unsure)
     for (;;) {
-      const scan = this.once()
-      if (scan.unsure.size === 0) return scan
+      if (pending.size === 0) return { found, unsure: new Set() }
       if (performance.now() >= deadline) {
-        for (const pid of scan.unsure) this.stuck.add(pid)
-        scan.unsure.clear()
-        return scan
+        for (const pid of pending) this.stuck.add(pid)
+        return { found, unsure: new Set() }
       }
       await sleep(1)
+      const scan = this.once()
+      for (const pid of scan.found) found.add(pid)
+      // Seen outside an exec in this pass (found, not of the tree, or gone): settled.
+      for (const pid of pending) if (!scan.unsure.has(pid)) pending.delete(pid)
     }
   }
 }
