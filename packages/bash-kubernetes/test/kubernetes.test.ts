@@ -1,4 +1,4 @@
-import { execFileSync, spawn } from 'node:child_process'
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -188,42 +188,53 @@ describe.skipIf(skip !== undefined)('kubernetes executor: pods (fake API server 
       return { proc, ready }
     }
     const marker = `${process.pid}${Date.now() % 100000}`
-    const killed = child(marker)
-    const line = await killed.ready
-    expect(line).toMatch(/^ready dsh-bash-\w+-1$/)
-    const pod = line.split(' ')[1]
-    const containerId = fake.pods.get(`default/${pod}`)!.containerId!
-    expect(processesWith(`1000.${marker}`)).toHaveLength(1)
-    const exited = new Promise((resolve) => killed.proc.once('exit', resolve))
-    killed.proc.kill('SIGKILL')
-    const killedAt = Date.now()
-    // Reaped: a zombie would still look alive to the sweep (same pid, same start time).
-    await exited
-    // The agent's exec closes, the agent kills its commands and exits; the main process sees no agent
-    // for lifelineSeconds (3) and exits: the container stops, nothing of the session runs.
-    await vi.waitFor(() => expect(inspect(containerId).State.Running).toBe(false), { timeout: 15_000, interval: 100 })
-    console.log(`[dsh-bash-kubernetes] the pod's container stopped ${Date.now() - killedAt} ms after SIGKILL of its server`)
-    expect(processesWith(`1000.${marker}`)).toEqual([])
-    const kc = new KubeConfig()
-    kc.loadFromFile(fake.kubeconfigPath)
-    expect((await kc.makeApiClient(CoreV1Api).readNamespacedPod({ name: pod, namespace: 'default' })).status?.phase).toBe('Succeeded')
-    // The pod object stays until a server of this host sweeps it (at load).
-    expect(fake.pods.has(`default/${pod}`)).toBe(true)
-    const next = await load({ sweep: true })
+    const children: ChildProcess[] = []
     try {
-      await next.executor.run(next.executor.resolve({ command: 'true', owner: 'n' }))
-      expect(fake.pods.has(`default/${pod}`)).toBe(false)
+      const killed = child(marker)
+      children.push(killed.proc)
+      const line = await killed.ready
+      expect(line).toMatch(/^ready dsh-bash-\w+-1$/)
+      const pod = line.split(' ')[1]
+      const containerId = fake.pods.get(`default/${pod}`)!.containerId!
+      // The background sleeper was started before `echo ready` ran, but the agent runs both at once:
+      // under load its exec can come after the ready line.
+      await vi.waitFor(() => expect(processesWith(`1000.${marker}`)).toHaveLength(1), { timeout: 15_000, interval: 100 })
+      const exited = new Promise((resolve) => killed.proc.once('exit', resolve))
+      killed.proc.kill('SIGKILL')
+      const killedAt = Date.now()
+      // Reaped: a zombie would still look alive to the sweep (same pid, same start time).
+      await exited
+      // The agent's exec closes, the agent kills its commands and exits; the main process sees no agent
+      // for lifelineSeconds (3) and exits: the container stops, nothing of the session runs.
+      await vi.waitFor(() => expect(inspect(containerId).State.Running).toBe(false), { timeout: 15_000, interval: 100 })
+      console.log(`[dsh-bash-kubernetes] the pod's container stopped ${Date.now() - killedAt} ms after SIGKILL of its server`)
+      expect(processesWith(`1000.${marker}`)).toEqual([])
+      const kc = new KubeConfig()
+      kc.loadFromFile(fake.kubeconfigPath)
+      expect((await kc.makeApiClient(CoreV1Api).readNamespacedPod({ name: pod, namespace: 'default' })).status?.phase).toBe('Succeeded')
+      // The pod object stays until a server of this host sweeps it (at load).
+      expect(fake.pods.has(`default/${pod}`)).toBe(true)
+      const next = await load({ sweep: true })
+      try {
+        await next.executor.run(next.executor.resolve({ command: 'true', owner: 'n' }))
+        expect(fake.pods.has(`default/${pod}`)).toBe(false)
     } finally {
       await next.dispose()
     }
     // A clean stop (SIGTERM → dispose) deletes the pod at once.
     const stopped = child(`${marker}9`)
+    children.push(stopped.proc)
     const pod2 = (await stopped.ready).split(' ')[1]
     expect(fake.pods.has(`default/${pod2}`)).toBe(true)
     stopped.proc.kill('SIGTERM')
     expect(await new Promise((resolve) => stopped.proc.once('exit', (code, signal) => resolve(signal ?? code)))).toBe(0)
     expect(fake.pods.has(`default/${pod2}`)).toBe(false)
     expect(processesWith(`1000.${marker}9`)).toEqual([])
+    } finally {
+      // A failed check must not leave a server stand-in running (nor its pod in the next tests' way).
+      for (const proc of children) if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGTERM')
+      await Promise.all(children.map((proc) => (proc.exitCode === null && proc.signalCode === null ? new Promise((resolve) => proc.once('exit', resolve)) : undefined)))
+    }
   })
 
   it('a pod not ready within startTimeoutMs fails the command with a coded error, and the pod is deleted', async () => {
