@@ -191,24 +191,27 @@ export class TreeScanner {
    * Scans until every process that the first pass caught inside an exec has been seen outside one
    * (each pass 1 ms after the last; an exec takes well under a millisecond unless the CPU is busy),
    * so that `found` holds every live process of the tree at the first pass. `found` is the union of
-   * the passes: a process found once stays found when a later pass catches it inside its next exec
+   * the passes, less what the last pass no longer sees at all (ended: its pid could be reused): a
+   * process found once stays found when a later pass catches it inside its next exec
    * (why: four processes that re-execute without pause are rarely all outside execve in one pass at
    * load, and waiting for such a pass gave up at the limit and missed one, CI 2026-12-03). Its
    * `unsure` is always empty: what was still unsure at the limit is given up on.
    */
   async settled(): Promise<TreeScan> {
     const deadline = performance.now() + this.limitMs
-    const first = this.once()
-    const found = new Set(first.found)
-    const pending = new Set(first.unsure)
+    let scan = this.once()
+    const found = new Set(scan.found)
+    const pending = new Set(scan.unsure)
     for (;;) {
-      if (pending.size === 0) return { found, unsure: new Set() }
-      if (performance.now() >= deadline) {
+      if (pending.size === 0 || performance.now() >= deadline) {
         for (const pid of pending) this.stuck.add(pid)
+        // Only what still exists in the last pass (found, or inside its next exec): a pid found
+        // earlier that has ended since could be reused by a stranger before the caller signals it.
+        for (const pid of found) if (!scan.found.has(pid) && !scan.unsure.has(pid)) found.delete(pid)
         return { found, unsure: new Set() }
       }
       await sleep(1)
-      const scan = this.once()
+      scan = this.once()
       for (const pid of scan.found) found.add(pid)
       // Seen outside an exec in this pass (found, not of the tree, or gone): settled.
       for (const pid of pending) if (!scan.unsure.has(pid)) pending.delete(pid)
