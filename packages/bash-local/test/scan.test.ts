@@ -117,7 +117,9 @@ describe('scanning /proc for a tree (scan.ts)', () => {
     try {
       const scanner = new TreeScanner({ env: { name: VAR, value } })
       let found: number[] = []
-      for (let i = 0; i < 200 && found.length < 2; i++) {
+      // Until the child has exec'd `sleep` (before, the forked shell still carries the marker).
+      const sleeping = (pids: number[]) => pids.some((pid) => pid !== child.pid && cmdlineOf(pid).startsWith('sleep\0'))
+      for (let i = 0; i < 200 && !(found.length >= 2 && sleeping(found)); i++) {
         await new Promise((resolve) => setTimeout(resolve, 10))
         found = [...(await scanner.settled()).found]
       }
@@ -130,3 +132,11 @@ describe('scanning /proc for a tree (scan.ts)', () => {
     }
   })
 })
+
+function cmdlineOf(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'latin1')
+  } catch {
+    return ''
+  }
+}
