@@ -114,9 +114,9 @@ describe('scanning /proc for a tree (scan.ts)', () => {
       env: { ...process.env, [VAR]: value },
       stdio: 'ignore',
     })
+    let found: number[] = []
     try {
       const scanner = new TreeScanner({ env: { name: VAR, value } })
-      let found: number[] = []
       // Until the child has exec'd `sleep` (before, the forked shell still carries the marker).
       const sleeping = (pids: number[]) => pids.some((pid) => pid !== child.pid && cmdlineOf(pid).startsWith('sleep\0'))
       for (let i = 0; i < 200 && !(found.length >= 2 && sleeping(found)); i++) {
@@ -129,6 +129,14 @@ describe('scanning /proc for a tree (scan.ts)', () => {
       process.kill(sleeper, 'SIGKILL')
     } finally {
       child.kill('SIGKILL')
+      // The sleeper has no marker left (env -i) for the suite's leak check: killed here, also when a check failed.
+      for (const pid of found.filter((pid) => pid !== child.pid)) {
+        try {
+          process.kill(pid, 'SIGKILL')
+        } catch {
+          // Already gone.
+        }
+      }
     }
   })
 })
