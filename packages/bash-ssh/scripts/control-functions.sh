@@ -1,7 +1,8 @@
 # Shell functions shared by the control helpers (control.sh, agent.sh). A command's processes are
 # found by its process group ($pg, the pid the wrapper reported; 0 for none) and by its marker ($mk)
 # in /proc/<pid>/environ, so descendants that left the group (setsid, nohup, double fork) are found
-# too. Zombies, kernel threads and exiting processes never count. `nap <ms>` is defined by each script.
+# too. Zombies, kernel threads and exiting processes never count. `nap <ms>` and `note <text>` (a report line
+# before the answer) are defined by each script.
 #
 # The same rigour as the local marker tracker (bash-local scan.ts and exact-kill.ts, issue 19): a
 # process inside execve reads an empty environment for a moment, so an empty environment with
@@ -82,10 +83,33 @@ terminate() {
   done
   freeze_kill
 }
-# Until no process is left; stops early (status 1) when nap says the requester is gone.
+# What the last settled scan still sees, in `desc`: `<pid>:<why>:<state>:<name>` per process, why
+# being `group` (in the process group), `marker` (outside it, carrying the marker) or `exec` (its
+# environment could not be read: inside an execve for a whole settled scan).
+seen() {
+  local p l n st why; desc=""
+  for p in $pids $unsure; do
+    l=""; { read -r l <"/proc/$p/stat"; } 2>/dev/null
+    n=${l#*(}; n=${n%)*}; st=${l##*) }; st=${st%% *}
+    why=group
+    case " $xpids " in *" $p "*) why=marker;; esac
+    case " $unsure " in *" $p "*) why=exec;; esac
+    desc+=" $p:$why:${st:-gone}:${n//[^A-Za-z0-9._-]/?}"
+  done
+  desc=${desc# }
+}
+# Until no process is left; stops early (status 1) when nap says the requester is gone. With `$arg`
+# > 0 (ms), after that long, then twice as long more, and so on, `note` reports what the scans still see
+# (`still <desc>`): a wait that does not end explains itself. Time is the shell's SECONDS (whole
+# seconds of the wall clock), not a sum of naps: under load a scan can take longer than its nap.
 wait_empty() {
-  local step=10
+  local step=10 every=$(((arg + 999) / 1000)) due
+  due=$((SECONDS + every))
+  # Test hook: with DSH_SSH_TEST_STALL_WAITS in the remote environment (test/ssh.test.ts sets it
+  # through sshd's SetEnv) every wait stalls before its first scan, as one whose nap never returned.
+  [ -z "${DSH_SSH_TEST_STALL_WAITS-}" ] || { read -r -u 9 _ 2>/dev/null || read -r _; }
   until empty; do
+    if [ "$arg" -gt 0 ] && [ "$SECONDS" -ge "$due" ]; then seen; note "still $desc"; every=$((every * 2)); due=$((SECONDS + every)); fi
     nap $step || return 1
     [ $step -lt 200 ] && step=$((step * 2))
   done
