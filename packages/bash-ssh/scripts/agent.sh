@@ -4,7 +4,7 @@
 # private FIFO with a timeout (no process per nap). Its first line is `@dsh-bash-ssh agent`
 # (@HEADER_PREFIX@agent). When its stdin ends it exits; running waits notice and stop, running
 # terminations go on to their end; a wait that did not notice (stuck) is ended by the agent.
-agent=$$ nofifo="" pids="" xpids="" unsure="" waits=" "
+agent=$$ nofifo="" pids="" xpids="" unsure="" waits=" " stalls=" " stall=""
 { f=$(mktemp -u "${TMPDIR:-/tmp}/dsh-bash-ssh-nap.XXXXXXXXXX") && mkfifo -m 600 "$f" && exec 9<>"$f" && rm -f -- "$f"; } 2>/dev/null || nofifo=1
 @CONTROL_FUNCTIONS@
 echo '@HEADER_PREFIX@agent'
@@ -20,6 +20,8 @@ while read -r id op pg mk arg; do
     count) sscan; set -f; set -- $pids; set +f; echo "$id $#" ;;
     term) ( terminate; echo "$id done" ) & ;;
     wait)
+      # Test hook (see wait_empty): with DSH_SSH_TEST_STALL_WAITS=once, only a command's first wait stalls.
+      stall=""; if [ "${DSH_SSH_TEST_STALL_WAITS-}" = once ]; then case $stalls in *" $mk "*) ;; *) stall=1 stalls+="$mk ";; esac; fi
       ( wait_empty && echo "$id empty" ) & waits+="$! "
       # Only the waits still running are kept (`jobs -pr`: children not yet reaped).
       if [ ${#waits} -gt 4096 ]; then w=" "; for p in $(jobs -pr); do case $waits in *" $p "*) w+="$p ";; esac; done; waits=$w; fi ;;

@@ -85,12 +85,15 @@ terminate() {
 }
 # What the last settled scan still sees, in `desc`: `<pid>:<why>:<state>:<name>` per process, why
 # being `group` (in the process group), `marker` (outside it, carrying the marker) or `exec` (its
-# environment could not be read: inside an execve for a whole settled scan).
+# environment could not be read: inside an execve for a whole settled scan). At most 50 entries,
+# then `+<n>` for the rest, names cut at 15 characters: the line stays under PIPE_BUF (4096 bytes), so
+# the one write(2) of its echo cannot interleave with another request's answer on the agent's stdout.
 seen() {
-  local p l n st why; desc=""
+  local p l n st why k=0; desc=""
   for p in $pids $unsure; do
+    if ((++k > 50)); then set -f; set -- $pids $unsure; set +f; desc+=" +$(($# - 50))"; break; fi
     l=""; { read -r l <"/proc/$p/stat"; } 2>/dev/null
-    n=${l#*(}; n=${n%)*}; st=${l##*) }; st=${st%% *}
+    n=${l#*(}; n=${n%)*}; n=${n:0:15}; st=${l##*) }; st=${st%% *}
     why=group
     case " $xpids " in *" $p "*) why=marker;; esac
     case " $unsure " in *" $p "*) why=exec;; esac
@@ -106,8 +109,13 @@ wait_empty() {
   local step=10 every=$(((arg + 999) / 1000)) due
   due=$((SECONDS + every))
   # Test hook: with DSH_SSH_TEST_STALL_WAITS in the remote environment (test/ssh.test.ts sets it
-  # through sshd's SetEnv) every wait stalls before its first scan, as one whose nap never returned.
-  [ -z "${DSH_SSH_TEST_STALL_WAITS-}" ] || { read -r -u 9 _ 2>/dev/null || read -r _; }
+  # through sshd's SetEnv) a wait stalls before its first scan, as one whose nap never returned or
+  # that was stopped: every wait, or with `once` a command's first wait in the agent (`stall`).
+  case ${DSH_SSH_TEST_STALL_WAITS-} in
+    "") ;;
+    once) [ -z "${stall-}" ] || read -r -u 9 _ ;;
+    *) read -r -u 9 _ 2>/dev/null || read -r _ ;;
+  esac
   until empty; do
     if [ "$arg" -gt 0 ] && [ "$SECONDS" -ge "$due" ]; then seen; note "still $desc"; every=$((every * 2)); due=$((SECONDS + every)); fi
     nap $step || return 1

@@ -64,9 +64,10 @@ export const sshConfigSchema = z
     /**
      * A command whose shell exited while other processes of it still run (a background task is over
      * only when none is left) is reported in the executor's log after this long (ms), then after
-     * twice as long, and so on: the pids the remote agent still sees and why they count. 0: never.
+     * twice as long more, and so on: the pids the remote agent still sees and why they count. A wait
+     * that stays silent past an expected report is logged and asked again. 0: neither.
      */
-    waitReportMs: nonNegativeInt('waitReportMs').default(30_000),
+    waitReportMs: nonNegativeInt('waitReportMs').default(10_000),
     /**
      * How long (ms) the wait for a terminated command's processes may still take (its termination
      * answered) before it is given up with a warning: a kill or a disposal never hangs on it.

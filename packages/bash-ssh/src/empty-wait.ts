@@ -35,8 +35,8 @@ export interface EmptyWaitOptions {
  *
  * - every report of the remote agent (`still <pid>:<why>:<state>:<name> …`) is logged, naming the
  *   pids it still sees and why they count;
- * - an agent that stays silent for twice the report interval (no answer, no report: its wait is
- *   not scanning) is logged as such;
+ * - a wait that stays silent past an expected report (no answer, no report: the remote scan loop
+ *   is not running) is logged and asked again (see `watch`);
  * - after a termination, a fresh `wait` is asked (a new scan loop on the remote side), and whatever
  *   happens the wait ends within `stoppedBoundMs`, with a warning when it was given up: a disposal or
  *   a kill never hangs on a wait (the executor then closes its connections, which ends the agent).
@@ -58,15 +58,30 @@ export class EmptyWait {
       this.settle = resolve
     })
     void this.ask()
-    if (options.reportMs > 0) {
-      // The agent counts whole seconds (its SECONDS): its first report may come up to ~2 s late.
-      this.after(2 * options.reportMs + 2_000, () => {
-        if (this.notes > 0) return
-        target.logger.warn(
-          `${target.name}: no answer from the remote control agent after ${this.elapsed()} s of waiting for the command's processes to end, and no report of what it still sees (its wait is not scanning)`,
-        )
-      })
-    }
+    // The agent counts whole seconds (its SECONDS): its first report may come up to ~2 s late.
+    if (options.reportMs > 0) this.watch(2 * options.reportMs + 2_000)
+  }
+
+  /**
+   * A scanning wait reports after `reportMs`, then after 2×, 4×… as long more: a silent interval
+   * (each twice the previous one, so each holds an expected report) means the remote wait is not
+   * scanning (stopped, killed or stuck while its agent lives on, so no answer and no channel close
+   * would ever come). Then it is logged and a fresh wait is asked: a new scan loop, whose reports
+   * start over.
+   */
+  private watch(interval: number): void {
+    const seen = this.notes
+    this.after(interval, () => {
+      if (this.notes > seen) {
+        this.watch(interval * 2)
+        return
+      }
+      this.target.logger.warn(
+        `${this.target.name}: no answer from the remote control agent after ${this.elapsed()} s of waiting for the command's processes to end, and no report of what it still sees for ${(interval / 1000).toFixed(1)} s (its wait is not scanning): asking again`,
+      )
+      void this.ask()
+      this.watch(2 * this.options.reportMs + 2_000)
+    })
   }
 
   /** The command's termination is over: ask once more, and give up after `stoppedBoundMs`. */
@@ -129,7 +144,7 @@ const WHY: Record<string, string> = {
 }
 
 /**
- * `still 1234:group:S:sleep 1240:marker:T:bash` → `1234 sleep (state S, in its process group), …`.
+ * `still 1234:group:S:sleep 1240:marker:T:bash +3` → `1234 sleep (state S, in its process group), …, and 3 more`.
  * Exported for tests.
  */
 export function describeNote(note: string): string {
@@ -137,6 +152,7 @@ export function describeNote(note: string): string {
   if (entries.length === 0) return 'nothing (a process ended between two scans)'
   return entries
     .map((entry) => {
+      if (/^\+\d+$/.test(entry)) return `and ${entry.slice(1)} more`
       const [pid, why = '?', state = '?', ...name] = entry.split(':')
       return `${pid} ${name.join(':') || '?'} (state ${state}, ${WHY[why] ?? why})`
     })
