@@ -55,15 +55,26 @@ sig() {
 }
 # SIGSTOP to a fixpoint (a stopped process cannot fork; a fork under way restarts or its child
 # is visible to the next scan), SIGKILL everything frozen, then confirm with two empty scans.
+# The SIGKILL goes to what the fixpoint's last scan found (every frozen process still alive is
+# found: stopped, it can neither exec nor leave), never to the list of pids frozen since the
+# start: a pid frozen in an early round whose process had already died (between its scan and the
+# SIGSTOP) may belong to a stranger by now (pids wrap within seconds on a busy host), such as
+# another request's scan loop of this very agent, which would then never answer. A frozen pid the
+# last scan does not find and that is stopped is such a stranger, stopped by us: it is continued.
 freeze_kill() {
-  local frozen=" " fresh p i n=0
+  local frozen=" " fresh p l i n=0
   for ((i = 0; i < 200; i++)); do
     sscan; fresh=""
     for p in $pids; do case $frozen in *" $p "*) ;; *) fresh+=" $p";; esac; done
     [ -z "$fresh" ] && break
     grp STOP; kill -STOP $fresh 2>/dev/null; frozen+="${fresh# } "
   done
-  grp KILL; [ -n "${frozen// }" ] && kill -KILL $frozen 2>/dev/null
+  grp KILL; [ -n "$pids" ] && kill -KILL $pids 2>/dev/null
+  for p in $frozen; do
+    case " $pids " in *" $p "*) continue;; esac
+    l=""; { read -r l <"/proc/$p/stat"; } 2>/dev/null; l=${l##*) }
+    [ "${l%% *}" = T ] && kill -CONT "$p" 2>/dev/null
+  done
   for ((i = 0; i < 250 && n < 2; i++)); do
     sscan
     if [ -z "$pids" ]; then n=$((n + 1)); continue; fi
