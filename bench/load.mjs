@@ -14,6 +14,8 @@ import { fileURLToPath } from 'node:url'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { BACKGROUND_LINES, LOAD_COMMANDS } from './lib/load-commands.mjs'
+import { openSync } from 'node:fs'
+const require_fs_open = () => openSync(process.env.DSH_BENCH_SERVER_STDOUT, 'w')
 import { CLI_MAIN } from './lib/mcp.mjs'
 import { quantile, round } from './lib/stats.mjs'
 
@@ -30,7 +32,7 @@ async function startServer(workspace, probeFile) {
   const flags = (process.env.DSH_BENCH_SERVER_NODE_FLAGS ?? '').split(' ').filter(Boolean)
   const child = spawn(process.execPath, [...flags, '--import', PROBE, CLI_MAIN, 'mcp', '--http', '127.0.0.1:0', '--workdir', workspace, ...extra], {
     env: { ...process.env, DSH_BASH_TOKEN: token, DSH_BENCH_PROBE_FILE: probeFile },
-    stdio: ['pipe', 'ignore', 'pipe'],
+    stdio: ['pipe', process.env.DSH_BENCH_SERVER_STDOUT ? require_fs_open() : 'ignore', 'pipe'],
   })
   let stderr = ''
   const url = await new Promise((resolve, reject) => {
