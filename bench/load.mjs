@@ -17,7 +17,6 @@ import { BACKGROUND_LINES, LOAD_COMMANDS } from './lib/load-commands.mjs'
 import { CLI_MAIN } from './lib/mcp.mjs'
 import { quantile, round } from './lib/stats.mjs'
 
-
 const PROBE = fileURLToPath(new URL('./lib/eld-probe.mjs', import.meta.url))
 const SPAWN_BOUND = fileURLToPath(new URL('./lib/spawn-bound.mjs', import.meta.url))
 
