@@ -60,9 +60,10 @@ sig() {
 # start: a pid frozen in an early round whose process had already died (between its scan and the
 # SIGSTOP) may belong to a stranger by now (pids wrap within seconds on a busy host), such as
 # another request's scan loop of this very agent, which would then never answer. A frozen pid the
-# last scan does not find and that is stopped is such a stranger, stopped by us: it is continued.
+# last scan does not find is dead or such a stranger, maybe stopped by us: it gets a SIGCONT, which
+# also cancels a SIGSTOP still pending (a state read could not tell: the stop takes effect later).
 freeze_kill() {
-  local frozen=" " fresh p l i n=0
+  local frozen=" " fresh p i n=0
   for ((i = 0; i < 200; i++)); do
     sscan; fresh=""
     for p in $pids; do case $frozen in *" $p "*) ;; *) fresh+=" $p";; esac; done
@@ -70,11 +71,7 @@ freeze_kill() {
     grp STOP; kill -STOP $fresh 2>/dev/null; frozen+="${fresh# } "
   done
   grp KILL; [ -n "$pids" ] && kill -KILL $pids 2>/dev/null
-  for p in $frozen; do
-    case " $pids " in *" $p "*) continue;; esac
-    l=""; { read -r l <"/proc/$p/stat"; } 2>/dev/null; l=${l##*) }
-    [ "${l%% *}" = T ] && kill -CONT "$p" 2>/dev/null
-  done
+  for p in $frozen; do case " $pids " in *" $p "*) ;; *) kill -CONT "$p" 2>/dev/null;; esac; done
   for ((i = 0; i < 250 && n < 2; i++)); do
     sscan
     if [ -z "$pids" ]; then n=$((n + 1)); continue; fi
