@@ -409,8 +409,9 @@ describe.skipIf(skip !== undefined)('against real sshd servers', () => {
         await instances.disposeAll()
         expect(disposed.status).toBe('killed')
         expect(userProcesses(TEST_USER, `sleep 1000.${m}`)).toEqual([])
-        // The agent ended its stalled waits when its connection closed: no process of the user is left.
-        await vi.waitFor(() => expect(userProcesses(TEST_USER)).toEqual([]), WAIT)
+        // The agent ended its stalled waits when its connection closed: none of its processes is left
+        // (the agent and its subshells run as `dsh-bash-ssh-agent`; the file's afterAll checks the rest).
+        await vi.waitFor(() => expect(userProcesses(TEST_USER, 'dsh-bash-ssh-agent')).toEqual([]), WAIT)
       } finally {
         logs.stop()
       }
