@@ -8,7 +8,9 @@
  * Node): see bench/README.md, "Launcher, third round".
  *
  * Requests (stdin): a decimal byte count, '\n', then that many bytes of NUL-terminated fields:
- *   start:  "S" id file cwd stdout stderr nargs argv... (argv[0] included) nenv name=value...
+ *   start:  "S" id file cwd stdout stderr nextra (path accessmode)... nargs argv... (argv[0]
+ *           included) nenv name=value...; the extra descriptors (a sandbox's status file, seccomp
+ *           program, protected directories: the server's own as /proc/<pid>/fd/<n>) become fd 3, 4, …
  *   mkfifo: "F" id npaths path...
  * Replies (stdout), one JSON object a line: {"id":N,"pid":P} once the command has exec'd,
  * {"id":N,"error":"..."} when it could not start, {"id":N,"exitCode":C,"signalNumber":S} once it
@@ -108,18 +110,22 @@ static volatile int child_errno;
 static volatile const char *child_step;
 
 static void start(long id, char **fields, size_t count) {
-  /* fields: file cwd stdout stderr nargs arg... nenv env... */
-  if (count < 6) return reply_error(id, "malformed request", EINVAL);
+  /* fields: file cwd stdout stderr nextra (path mode)... nargs argv... nenv env... */
+  if (count < 7) return reply_error(id, "malformed request", EINVAL);
   const char *file = fields[0], *cwd = fields[1], *out = fields[2], *err = fields[3];
-  size_t nargs = strtoul(fields[4], NULL, 10);
-  if (5 + nargs + 1 > count) return reply_error(id, "malformed request", EINVAL);
-  size_t nenv = strtoul(fields[5 + nargs], NULL, 10);
-  if (6 + nargs + nenv > count) return reply_error(id, "malformed request", EINVAL);
+  size_t nextra = strtoul(fields[4], NULL, 10), at = 5 + 2 * nextra;
+  if (nextra > 1000 || at + 1 > count) return reply_error(id, "malformed request", EINVAL);
+  char **extra = fields + 5;
+  size_t nargs = strtoul(fields[at], NULL, 10);
+  if (at + 1 + nargs + 1 > count) return reply_error(id, "malformed request", EINVAL);
+  size_t nenv = strtoul(fields[at + 1 + nargs], NULL, 10);
+  if (at + 2 + nargs + nenv > count) return reply_error(id, "malformed request", EINVAL);
   char **argv = malloc((nargs + 1) * sizeof *argv), **envp = malloc((nenv + 1) * sizeof *envp);
-  if (!argv || !envp) _exit(70);
-  memcpy(argv, fields + 5, nargs * sizeof *argv);
+  int *opened = malloc((nextra + 1) * sizeof *opened);
+  if (!argv || !envp || !opened) _exit(70);
+  memcpy(argv, fields + at + 1, nargs * sizeof *argv);
   argv[nargs] = NULL;
-  memcpy(envp, fields + 6 + nargs, nenv * sizeof *envp);
+  memcpy(envp, fields + at + 2 + nargs, nenv * sizeof *envp);
   envp[nenv] = NULL;
   child_errno = 0;
   child_step = "";
@@ -138,6 +144,16 @@ static void start(long id, char **fields, size_t count) {
     if ((fd = open(err, O_WRONLY | O_CLOEXEC)) < 0) { child_step = "cannot open the output pipes"; goto fail; }
     if (dup2(fd, 2) < 0) { child_step = "dup2"; goto fail; }
     if ((fd = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0 || dup2(fd, 0) < 0) { child_step = "/dev/null"; goto fail; }
+    /* The extra descriptors: each reopened (close-on-exec) above every target number, then moved
+       to 3, 4, … (dup2 clears close-on-exec; a target never equals a source, which dup2 would keep). */
+    for (size_t i = 0; i < nextra; i++) {
+      int mode = (int)strtol(extra[2 * i + 1], NULL, 10) & O_ACCMODE;
+      if ((fd = open(extra[2 * i], mode | O_CLOEXEC)) < 0) { child_step = "cannot open the descriptors for the command"; goto fail; }
+      if ((opened[i] = fcntl(fd, F_DUPFD_CLOEXEC, (int)(3 + nextra))) < 0) { child_step = "cannot open the descriptors for the command"; goto fail; }
+      close(fd);
+    }
+    for (size_t i = 0; i < nextra; i++)
+      if (dup2(opened[i], (int)(3 + i)) < 0) { child_step = "cannot open the descriptors for the command"; goto fail; }
     if (chdir(cwd) < 0) { child_step = "chdir"; goto fail; }
     execve(file, argv, envp);
     child_step = "spawn";
@@ -148,6 +164,7 @@ static void start(long id, char **fields, size_t count) {
   int error = errno;
   free(argv);
   free(envp);
+  free(opened);
   if (pid < 0) return reply_error(id, "vfork", error);
   if (child_errno != 0) {
     /* Exited without exec: reaped here, it was never a command. */

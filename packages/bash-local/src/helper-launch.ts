@@ -1,11 +1,11 @@
 import { type ChildProcess, spawn } from 'node:child_process'
-import { accessSync, constants as fsConstants } from 'node:fs'
+import { accessSync, constants as fsConstants, readFileSync } from 'node:fs'
 import { constants as osConstants } from 'node:os'
 import { fileURLToPath } from 'node:url'
 import { createInterface } from 'node:readline'
 import type { ExitFacts, LaunchedCommand } from '@deepseek-ai/dsh-bash-kit'
 import { closePipe, closeQuietly, pipeReader } from './pipes.js'
-import { type LaunchPlan, LocalCommand, type MainProcess, releasePlan } from './launch.js'
+import { closeFds, type LaunchPlan, LocalCommand, type MainProcess, releasePlan } from './launch.js'
 import type { HelperRequest, MkfifoRequest } from './launcher-helper.js'
 
 /** The built helper: `dist/launcher-helper.js`, from `dist/` (the package) and from `src/` (tests run the sources). */
@@ -79,13 +79,15 @@ export class LauncherHelper {
 
   /** True when the helper can start this plan (else the caller spawns it in-process). */
   static canUse(plan: LaunchPlan): boolean {
-    return plan.pipes !== undefined && plan.stdin === undefined && (plan.extraFds?.length ?? 0) === 0
+    return plan.pipes !== undefined && plan.stdin === undefined
   }
 
   /** Starts the plan through the helper; resolves once the process exists, rejects when it cannot start. */
   launch(plan: LaunchPlan): Promise<LaunchedCommand> {
     const pipes = plan.pipes!
+    const extraFds = plan.extraFds ?? []
     const fail = (message: string) => {
+      closeFds(extraFds)
       closePipe(pipes.stdout)
       closePipe(pipes.stderr)
       releasePlan(plan)
@@ -98,6 +100,12 @@ export class LauncherHelper {
     } catch (error) {
       return fail((error as Error).message)
     }
+    let extra: NonNullable<HelperRequest['extra']>
+    try {
+      extra = extraFds.map((fd) => ({ path: `/proc/${process.pid}/fd/${fd}`, accessMode: accessModeOf(fd) }))
+    } catch (error) {
+      return fail((error as Error).message)
+    }
     const id = ++this.#seq
     // The helper opens the write ends by their /proc path (a pipe reopens through it; no name on disk).
     const stdout = `/proc/${process.pid}/fd/${pipes.stdout.writeFd}`
@@ -105,10 +113,14 @@ export class LauncherHelper {
     let line: string
     if (this.#kind === 'native') {
       const env = Object.entries(plan.env).map(([name, value]) => `${name}=${value}`)
+      const extraFields = extra.flatMap(({ path, accessMode }) => [path, String(accessMode)])
       // argv[0] is the file, as Node's spawn sets it (a `-` there would make bash a login shell).
-      line = nativeFrame(['S', String(id), plan.file, plan.cwd, stdout, stderr, String(plan.args.length + 1), plan.file, ...plan.args, String(env.length), ...env])
+      line = nativeFrame([
+        'S', String(id), plan.file, plan.cwd, stdout, stderr, String(extra.length), ...extraFields,
+        String(plan.args.length + 1), plan.file, ...plan.args, String(env.length), ...env,
+      ])
     } else {
-      const request: HelperRequest = { id, file: plan.file, args: plan.args, cwd: plan.cwd, env: plan.env, stdout, stderr }
+      const request: HelperRequest = { id, file: plan.file, args: plan.args, cwd: plan.cwd, env: plan.env, stdout, stderr, ...(extra.length > 0 ? { extra } : {}) }
       line = `${JSON.stringify(request)}\n`
     }
     let resolveExit!: (exit: ExitFacts) => void
@@ -131,6 +143,7 @@ export class LauncherHelper {
           // The helper's copies are open in the command now: ours go, so the pipes reach EOF when it ends.
           closeQuietly(pipes.stdout.writeFd)
           closeQuietly(pipes.stderr.writeFd)
+          closeFds(extraFds)
           const main: MainProcess = { pid, kill: (signal) => killQuietly(pid, signal), exited }
           resolve(new LocalCommand(main, plan, { stdout: pipeReader(pipes.stdout.readFd), stderr: pipeReader(pipes.stderr.readFd) }))
         },
@@ -257,6 +270,21 @@ export class LauncherHelper {
     this.#child.unref()
     ;(this.#child.stdout as unknown as { unref?: () => void }).unref?.()
   }
+}
+
+/** Linux's O_ACCMODE (Node's fs.constants has no such member). */
+const O_ACCMODE = 0o3
+
+/**
+ * The access mode (O_RDONLY, O_WRONLY or O_RDWR) of one of this process's descriptors, from
+ * /proc/self/fdinfo: the helper reopens it with the same mode (creation flags and O_NOFOLLOW do not
+ * apply to a reopen through /proc, and O_NOFOLLOW would refuse the /proc link itself).
+ */
+function accessModeOf(fd: number): number {
+  const info = readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8')
+  const flags = /^flags:\s*([0-7]+)$/m.exec(info)?.[1]
+  if (flags === undefined) throw new Error(`cannot read the flags of descriptor ${fd}`)
+  return parseInt(flags, 8) & O_ACCMODE
 }
 
 function killQuietly(pid: number, signal: NodeJS.Signals): void {
