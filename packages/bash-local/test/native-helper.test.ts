@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process'
-import { statSync } from 'node:fs'
+import { readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { findExecutable } from '../src/config.js'
@@ -87,6 +87,24 @@ describe.skipIf(!native)('native launcher helper', () => {
         await l.exited
         l.release()
       }
+    })
+  })
+
+  it('when the helper dies, its running command is reported ended without status, the next launch fails with the reason, and the command can still be killed', async () => {
+    await withHelper(async (helper, pool) => {
+      const running = await helper.launch(await plan(pool, BASH, ['--noprofile', '--norc', '-c', 'echo $PPID; exec sleep 30']))
+      const helperPid = Number((await new Promise<string>((resolve) => running.stdout.once('data', (chunk: Buffer) => resolve(chunk.toString())))).trim())
+      try {
+        expect(readFileSync(`/proc/${helperPid}/cmdline`, 'utf8')).toContain('dsh-launcher-linux-')
+        process.kill(helperPid, 'SIGKILL')
+        expect(await running.exited).toEqual({ exitCode: null, signal: null })
+        await expect(helper.launch(await plan(pool, BASH, ['-c', 'true']))).rejects.toThrow(/the launcher helper exited \(SIGKILL\)/)
+      } finally {
+        // The orphan is the executor's to kill (its process group here), never the helper's.
+        await running.terminate(200)
+        running.release()
+      }
+      expect(await running.countLeftovers()).toBe(0)
     })
   })
 
