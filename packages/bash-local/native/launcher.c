@@ -33,6 +33,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+/* The source this binary was built from (scripts/build-native.sh passes its SHA-256): a test checks
+   that the shipped binary is the build of this file. */
+#ifndef SOURCE_SHA256
+#define SOURCE_SHA256 "unknown"
+#endif
+__attribute__((used)) static const char source_id[] = "dsh-launcher-source-sha256:" SOURCE_SHA256;
+
 /* Pid → request id of the running commands (open addressing; grows). */
 static pid_t *table_pid;
 static long *table_id;

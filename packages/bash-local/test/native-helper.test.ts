@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process'
+import { createHash } from 'node:crypto'
 import { readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
@@ -48,6 +49,12 @@ describe.skipIf(!native)('native launcher helper', () => {
       stream.on('data', (chunk: Buffer) => (out += chunk.toString()))
       stream.on('close', () => resolve(out))
     })
+
+  it('the shipped binary is the build of native/launcher.c (scripts/build-native.sh builds its hash in)', () => {
+    const source = readFileSync(new URL('../native/launcher.c', import.meta.url))
+    const sha = createHash('sha256').update(source).digest('hex')
+    expect(readFileSync(native!).includes(Buffer.from(`dsh-launcher-source-sha256:${sha}`))).toBe(true)
+  })
 
   it('a program that cannot be executed, or a missing workdir, is a start failure with the reason; its pipes are closed', async () => {
     await withHelper(async (helper, pool) => {
