@@ -17,7 +17,8 @@
  * exited (one of the two is null), {"id":N,"made":true} or {"id":N,"error":"..."} for a mkfifo.
  * It exits when stdin ends; the commands are the server's to kill, never this helper's.
  *
- * Build: packages/bash-local/scripts/build-native.sh (static, so that it runs on any x86-64 Linux).
+ * Build: packages/bash-local/scripts/build-native.sh (static, so that it runs on any Linux of the
+ * architecture; it builds the source's SHA-256 in, checked by test/native-helper.test.ts).
  */
 #define _GNU_SOURCE
 #include <errno.h>
