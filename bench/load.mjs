@@ -26,7 +26,9 @@ async function startServer(workspace, probeFile) {
   // DSH_BENCH_EXECUTOR_CONFIG (JSON): the local executor's config, e.g. '{"launcher":"helper"}' (issue 16).
   const extra = process.env.DSH_BENCH_EXECUTOR_CONFIG ? ['--executor-config', process.env.DSH_BENCH_EXECUTOR_CONFIG] : []
   // DSH_BENCH_CPU_PROFILE=<prefix> (read by the probe): a CPU profile of the server per phase, <prefix>.<n>.cpuprofile.
-  const child = spawn(process.execPath, ['--import', PROBE, CLI_MAIN, 'mcp', '--http', '127.0.0.1:0', '--workdir', workspace, ...extra], {
+  // DSH_BENCH_SERVER_NODE_FLAGS: extra node flags for the server process only (e.g. GC settings).
+  const flags = (process.env.DSH_BENCH_SERVER_NODE_FLAGS ?? '').split(' ').filter(Boolean)
+  const child = spawn(process.execPath, [...flags, '--import', PROBE, CLI_MAIN, 'mcp', '--http', '127.0.0.1:0', '--workdir', workspace, ...extra], {
     env: { ...process.env, DSH_BASH_TOKEN: token, DSH_BENCH_PROBE_FILE: probeFile },
     stdio: ['pipe', 'ignore', 'pipe'],
   })
@@ -44,6 +46,23 @@ async function startServer(workspace, probeFile) {
     child.on('exit', (code) => reject(new Error(`the server exited (${code}):\n${stderr}`)))
   })
   return { child, url, token }
+}
+
+/**
+ * An idle Node process with the same probe, alive during the load: the event-loop delay any process
+ * sees on this machine at that load (waiting for a CPU), i.e. the floor under the server's figure.
+ */
+async function startControl(probeFile) {
+  const child = spawn(process.execPath, ['--import', PROBE, '-e', 'setInterval(() => {}, 60_000); console.log("ready")'], {
+    env: { ...process.env, DSH_BENCH_PROBE_FILE: probeFile, DSH_BENCH_CPU_PROFILE: '' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  })
+  // SIGUSR2 before the probe has loaded would end the process (its default action): wait for it.
+  await new Promise((resolve, reject) => {
+    child.stdout.once('data', resolve)
+    child.once('exit', (code) => reject(new Error(`the idle control process exited (${code})`)))
+  })
+  return child
 }
 
 /** Asks the probe for the numbers of the phase that just ended (and resets it). */
@@ -159,15 +178,21 @@ export async function run({ quick = false, log = () => {} } = {}) {
   const workspace = mkdtempSync(join(tmpdir(), 'dsh-bench-load-'))
   const probeFile = join(workspace, '..', `dsh-bench-probe-${process.pid}.json`)
   const server = await startServer(workspace, probeFile)
+  const controlFile = `${probeFile}.control`
+  const control = await startControl(controlFile)
   try {
     log(`load: ${sessions} sessions × ${rounds} rounds against ${server.url}`)
     // The first probe closes the start-up phase (module loading blocks the loop), measured apart.
     const startup = await probe(server.child, probeFile)
+    await probe(control, controlFile)
     const record = { calls: 0, errors: [], lost: 0, repeated: 0, latency: { true: [], seq: [], start: [], poll: [] } }
     const started = performance.now()
+    const clientCpuAt = process.cpuUsage()
     await Promise.all(Array.from({ length: sessions }, () => session(server.url, server.token, rounds, record)))
     const seconds = (performance.now() - started) / 1000
+    const clientCpu = process.cpuUsage(clientCpuAt)
     const loaded = await probe(server.child, probeFile)
+    const idle = await probe(control, controlFile)
     log(`load: ${record.calls} calls in ${seconds.toFixed(1)} s; spawn-bound baseline next`)
     const bound = await spawnBound(sessions, rounds)
     const all = Object.values(record.latency).flat()
@@ -187,6 +212,11 @@ export async function run({ quick = false, log = () => {} } = {}) {
         true: { p50: round(quantile(record.latency.true, 0.5)), p99: round(quantile(record.latency.true, 0.99)) },
       },
       serverEventLoopDelayMs: { p50: round(loaded.p50), p99: round(loaded.p99), max: round(loaded.max), startupPhaseP99: round(startup.p99) },
+      // The same probe in an idle Node process during the load: what waiting for a CPU alone costs.
+      idleProcessEventLoopDelayMs: { p50: round(idle.p50), p99: round(idle.p99), max: round(idle.max) },
+      // CPU seconds per call: the server process, and this process's 50 SDK clients (they share the CPUs).
+      cpuMsPerCall: { server: round((loaded.cpuSeconds * 1000) / record.calls), serverSystem: round((loaded.cpuSystemSeconds * 1000) / record.calls), clients: round((clientCpu.user + clientCpu.system) / 1000 / record.calls) },
+      serverGc: Object.fromEntries(Object.entries(loaded.gc ?? {}).map(([kind, k]) => [kind, { count: k.count, totalMs: round(k.totalMs), maxMs: round(k.maxMs), over10ms: k.over10ms }])),
       serverRssMiB: { atEnd: round(loaded.rss / 2 ** 20, 1), peak: round(loaded.peakRss / 2 ** 20, 1) },
       errors: record.errors.length,
       firstErrors: record.errors.slice(0, 5),
@@ -194,6 +224,8 @@ export async function run({ quick = false, log = () => {} } = {}) {
       repeated: record.repeated,
     }
   } finally {
+    control.kill('SIGKILL')
+    rmSync(controlFile, { force: true })
     server.child.stdin.end()
     await new Promise((resolve) => {
       const timer = setTimeout(() => (server.child.kill('SIGKILL'), resolve()), 15_000)

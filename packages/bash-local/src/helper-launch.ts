@@ -1,9 +1,10 @@
 import { type ChildProcess, spawn } from 'node:child_process'
+import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { createInterface } from 'node:readline'
 import type { ExitFacts, LaunchedCommand } from '@deepseek-ai/dsh-bash-kit'
 import { closePipe, closeQuietly, pipeReader } from './pipes.js'
-import { type LaunchPlan, LocalCommand, type MainProcess, releasePlan } from './launch.js'
+import { closeFds, type LaunchPlan, LocalCommand, type MainProcess, releasePlan } from './launch.js'
 import type { HelperRequest, MkfifoRequest } from './launcher-helper.js'
 
 /** The built helper: `dist/launcher-helper.js`, from `dist/` (the package) and from `src/` (tests run the sources). */
@@ -32,13 +33,15 @@ export class LauncherHelper {
 
   /** True when the helper can start this plan (else the caller spawns it in-process). */
   static canUse(plan: LaunchPlan): boolean {
-    return plan.pipes !== undefined && plan.stdin === undefined && (plan.extraFds?.length ?? 0) === 0
+    return plan.pipes !== undefined && plan.stdin === undefined
   }
 
   /** Starts the plan through the helper; resolves once the process exists, rejects when it cannot start. */
   launch(plan: LaunchPlan): Promise<LaunchedCommand> {
     const pipes = plan.pipes!
+    const extraFds = plan.extraFds ?? []
     const fail = (message: string) => {
+      closeFds(extraFds)
       closePipe(pipes.stdout)
       closePipe(pipes.stderr)
       releasePlan(plan)
@@ -48,6 +51,12 @@ export class LauncherHelper {
     let child: ChildProcess
     try {
       child = this.#ensure()
+    } catch (error) {
+      return fail((error as Error).message)
+    }
+    let extra: HelperRequest['extra']
+    try {
+      extra = extraFds.map((fd) => ({ path: `/proc/${process.pid}/fd/${fd}`, accessMode: accessModeOf(fd) }))
     } catch (error) {
       return fail((error as Error).message)
     }
@@ -61,6 +70,7 @@ export class LauncherHelper {
       env: plan.env,
       stdout: `/proc/${process.pid}/fd/${pipes.stdout.writeFd}`,
       stderr: `/proc/${process.pid}/fd/${pipes.stderr.writeFd}`,
+      ...(extra.length > 0 ? { extra } : {}),
     }
     let resolveExit!: (exit: ExitFacts) => void
     const exited = new Promise<ExitFacts>((resolve) => (resolveExit = resolve))
@@ -82,6 +92,7 @@ export class LauncherHelper {
           // The helper's copies are open in the command now: ours go, so the pipes reach EOF when it ends.
           closeQuietly(pipes.stdout.writeFd)
           closeQuietly(pipes.stderr.writeFd)
+          closeFds(extraFds)
           const main: MainProcess = { pid, kill: (signal) => killQuietly(pid, signal), exited }
           resolve(new LocalCommand(main, plan, { stdout: pipeReader(pipes.stdout.readFd), stderr: pipeReader(pipes.stderr.readFd) }))
         },
@@ -190,6 +201,21 @@ export class LauncherHelper {
     this.#child.unref()
     ;(this.#child.stdout as unknown as { unref?: () => void }).unref?.()
   }
+}
+
+/** Linux's O_ACCMODE (Node's fs.constants has no such member). */
+const O_ACCMODE = 0o3
+
+/**
+ * The access mode (O_RDONLY, O_WRONLY or O_RDWR) of one of this process's descriptors, from
+ * /proc/self/fdinfo: the helper reopens it with the same mode (creation flags and O_NOFOLLOW do not
+ * apply to a reopen through /proc, and O_NOFOLLOW would refuse the /proc link itself).
+ */
+function accessModeOf(fd: number): number {
+  const info = readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8')
+  const flags = /^flags:\s*([0-7]+)$/m.exec(info)?.[1]
+  if (flags === undefined) throw new Error(`cannot read the flags of descriptor ${fd}`)
+  return parseInt(flags, 8) & O_ACCMODE
 }
 
 function killQuietly(pid: number, signal: NodeJS.Signals): void {

@@ -29,6 +29,12 @@ export interface HelperRequest {
    */
   stdout: string
   stderr: string
+  /**
+   * Descriptors 3, 4, … of the command (a sandbox's status file, seccomp program, protected
+   * directories), each the server's open descriptor as `/proc/<server pid>/fd/<n>` with its access
+   * mode: reopening through /proc reaches the same open file, never a new lookup of a name.
+   */
+  extra?: Array<{ path: string; accessMode: number }>
 }
 
 /**
@@ -56,14 +62,24 @@ function start(request: HelperRequest): void {
     send({ id: request.id, error: `cannot open the output pipes: ${(error as Error).message}` })
     return
   }
+  for (const { path, accessMode } of request.extra ?? []) {
+    try {
+      fds.push(openSync(path, accessMode))
+    } catch (error) {
+      for (const fd of fds) closeSync(fd)
+      send({ id: request.id, error: `cannot open the descriptors for the command: ${(error as Error).message}` })
+      return
+    }
+  }
   let child
   try {
-    child = spawn(request.file, request.args, { cwd: request.cwd, env: request.env, detached: true, stdio: ['ignore', fds[0], fds[1]] })
+    child = spawn(request.file, request.args, { cwd: request.cwd, env: request.env, detached: true, stdio: ['ignore', ...fds] })
   } catch (error) {
     send({ id: request.id, error: (error as Error).message })
     return
   } finally {
-    // The child has its copies (or there is no child): ours must go, or the pipes never reach EOF.
+    // The child has its copies (or there is no child): ours must go, or the pipes never reach EOF
+    // (and a sandbox's status file or protected directory would stay open here).
     for (const fd of fds) closeSync(fd)
   }
   child.once('error', (error) => send({ id: request.id, error: error.message }))
