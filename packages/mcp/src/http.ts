@@ -1,4 +1,5 @@
-import { createHash, hash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto'
+import * as crypto from 'node:crypto'
+import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
@@ -292,8 +293,10 @@ function authorized(value: string | undefined, expected: Buffer): boolean {
 }
 
 function digest(value: string): Buffer {
-  // One-shot `hash` (no Hash object per request) where Node has it (20.12+).
-  return typeof hash === 'function' ? hash('sha256', value, 'buffer') : createHash('sha256').update(value, 'utf8').digest()
+  // One-shot `hash` (no Hash object per request) where Node has it (20.12+; read off the namespace:
+  // a named import of it would fail to link on older Node 20).
+  const oneShot = (crypto as { hash?: (algorithm: string, data: string, encoding: 'buffer') => Buffer }).hash
+  return typeof oneShot === 'function' ? oneShot('sha256', value, 'buffer') : createHash('sha256').update(value, 'utf8').digest()
 }
 
 function header(req: IncomingMessage, name: string): string | undefined {
