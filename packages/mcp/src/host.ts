@@ -6,6 +6,7 @@ import { serviceObject, type ApprovalDecision, type ApprovalRequest, type Approv
 import { DEFAULT_SECRET_INPUT, type SecretInputOptions } from './secret-elicit.js'
 import { DEFAULT_SERVER_INFO } from './front.js'
 import { McpSession, type SessionOptions } from './session.js'
+import { LoopTurns } from './loop-turns.js'
 import { mcpErrors } from './errors.js'
 
 export interface McpHostOptions {
@@ -87,6 +88,7 @@ export class McpHost {
       sessionSandboxModes: typeof options.sessionSandboxModes === 'function' ? [] : [...(options.sessionSandboxModes ?? [])],
       log,
       tools: () => this._tools,
+      turns: new LoopTurns(),
       ...(options.instructions ? { instructions: options.instructions } : {}),
     }
     this._approval = options.approval !== false
@@ -139,6 +141,11 @@ export class McpHost {
   }
 
   /** A new session; connect `session.server` to a transport. */
+  /** The turn queue shared by this host's sessions and its HTTP front (see loop-turns.ts). */
+  get turns(): LoopTurns {
+    return this._options.turns
+  }
+
   createSession(): McpSession {
     if (this._closed) throw mcpErrors.badState('the MCP host is closed')
     const session = new McpSession(this._ctx ?? this._context, this._options, `s${++this._seq}`, (s) => this._sessions.delete(s))

@@ -132,6 +132,8 @@ export async function serveHttp(host: McpHost, options: HttpOptions): Promise<Ht
       const body = req.method === 'POST' ? await readJson(req, res, maxBody) : undefined
       if (body === INVALID) return
       if (body !== undefined && refuseMalformed(body, res)) return
+      // A request of a busy server waits for its turn of the loop (see loop-turns.ts).
+      await host.turns.next(false)
       return entry.transport.handleRequest(req, res, body)
     }
     if (req.method !== 'POST') return reply(res, 400, 'bad request: no Mcp-Session-Id header', -32000)

@@ -18,6 +18,7 @@ import {
 import { approvalMessage, approvalSchema, decisionOf } from './elicit.js'
 import { SERVER_CAPABILITIES } from './front.js'
 import { mcpErrors } from './errors.js'
+import type { LoopTurns } from './loop-turns.js'
 import { askThroughUrlElicitation, type SecretInputOptions } from './secret-elicit.js'
 
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>
@@ -52,6 +53,8 @@ export interface SessionOptions {
    * `tools` up on its context, as it would without this). Saves the proxy's per-access cost per call.
    */
   tools?: () => ToolRegistry | undefined
+  /** The host's turn queue, shared by all its sessions (see loop-turns.ts). */
+  turns: LoopTurns
 }
 
 /**
@@ -135,9 +138,14 @@ export class McpSession {
     if (this._closed) return errorResult('the MCP session is closed')
     const callId = `${this.label}-${++this._seq}`
     this._calls.set(callId, extra)
+    const release = this.options.turns.hold()
     try {
-      return await this.executeCall(callId, name, args, extra)
+      const result = await this.executeCall(callId, name, args, extra)
+      // The result's render and write wait for their own turn when other calls are in progress.
+      await this.options.turns.next(true)
+      return result
     } finally {
+      release()
       this._calls.delete(callId)
       this.onCallSettled?.()
     }
