@@ -7,7 +7,7 @@
  * of this machine (a minimal Node process starting the same commands at the same concurrency, no MCP).
  */
 import { spawn } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -30,7 +30,8 @@ async function startServer(workspace, probeFile) {
   const flags = (process.env.DSH_BENCH_SERVER_NODE_FLAGS ?? '').split(' ').filter(Boolean)
   const child = spawn(process.execPath, [...flags, '--import', PROBE, CLI_MAIN, 'mcp', '--http', '127.0.0.1:0', '--workdir', workspace, ...extra], {
     env: { ...process.env, DSH_BASH_TOKEN: token, DSH_BENCH_PROBE_FILE: probeFile },
-    stdio: ['pipe', 'ignore', 'pipe'],
+    // DSH_BENCH_SERVER_STDOUT=<file>: the server's stdout there (e.g. with `--trace-gc` in the flags above).
+    stdio: ['pipe', process.env.DSH_BENCH_SERVER_STDOUT ? openSync(process.env.DSH_BENCH_SERVER_STDOUT, 'w') : 'ignore', 'pipe'],
   })
   let stderr = ''
   const url = await new Promise((resolve, reject) => {

@@ -1,5 +1,6 @@
 import type { V1Container, V1Pod } from '@kubernetes/client-node'
 import { AGENT_PROCESS_NAME } from '@deepseek-ai/dsh-bash-container'
+import { readScript } from '@deepseek-ai/dsh-bash-kit'
 import { kubernetesErrors } from './errors.js'
 
 /** Every pod of this executor carries it (value `kubernetes`): the sweep and the NetworkPolicy select on it. */
@@ -22,20 +23,9 @@ export const WORKSPACE_VOLUME = 'dsh-bash-workspace'
  * - nothing else runs, no agent was ever seen, but the namespace's last pid (/proc/loadavg) moved
  *   since the start: an exec came and went (an agent too short-lived to be polled) — counted as seen;
  * - no agent yet and nothing exec'd: it waits `$first` seconds (the start timeout) for one.
- * Arguments: `$first`, `$gone` (0: never exit, the old sleeper), `$name`.
+ * Arguments: `$first`, `$gone` (0: never exit, the old sleeper), `$name`. Source: `scripts/pod-main.pl`.
  */
-export const POD_MAIN_SCRIPT = String.raw`$SIG{CHLD} = "IGNORE"; $SIG{TERM} = sub { exit 0 };
-my ($first, $gone, $name) = @ARGV; sleep 86400 while !$gone;
-sub now { open(my $u, "<", "/proc/uptime") or return time; my $l = <$u>; close $u; return (split / /, $l)[0] }
-sub lastpid { open(my $l, "<", "/proc/loadavg") or return 0; my $x = <$l>; close $l; return (split / /, $x)[4] }
-my ($pid0, $seen, $last) = (lastpid(), 0, now());
-while (1) { my ($agent, $other) = (0, 0);
-  if (opendir(my $d, "/proc")) { for my $p (grep { /^\d+$/ } readdir $d) { next if $p == $$; $other = 1;
-      open(my $f, "<", "/proc/$p/cmdline") or next; my $c = <$f>; close $f;
-      if (defined $c && $c =~ /^\Q$name\E\0+$/) { $agent = 1; last } } closedir $d }
-  if ($agent) { ($seen, $last) = (1, now()) } elsif ($other && !$seen) { $last = now() } elsif (!$seen && lastpid() ne $pid0) { $seen = 1 }
-  if (!$agent && now() - $last >= ($seen ? $gone : $first)) { print STDERR "dsh-bash: no agent for $gone s: the pod ends\n"; exit 0 }
-  select(undef, undef, undef, 0.2) }`
+export const POD_MAIN_SCRIPT = readScript(new URL('../scripts/pod-main.pl', import.meta.url))
 
 /** What the executor puts into every session pod (from its config). */
 export interface PodSettings {

@@ -44,6 +44,36 @@ describe('docs/architecture.md', () => {
   })
 })
 
+describe('declared dependencies', () => {
+  it("every workspace package a package's tests import is one of its dependencies or devDependencies", () => {
+    const undeclared: string[] = []
+    for (const dir of readdirSync(join(ROOT, 'packages'))) {
+      const pkg = JSON.parse(readFileSync(join(ROOT, 'packages', dir, 'package.json'), 'utf8')) as {
+        name: string
+        dependencies?: Record<string, string>
+        devDependencies?: Record<string, string>
+      }
+      const declared = new Set([pkg.name, ...Object.keys(pkg.dependencies ?? {}), ...Object.keys(pkg.devDependencies ?? {})])
+      const testDir = join(ROOT, 'packages', dir, 'test')
+      let names: string[]
+      try {
+        names = readdirSync(testDir).filter((name) => name.endsWith('.ts'))
+      } catch {
+        continue
+      }
+      for (const name of names) {
+        const text = readFileSync(join(testDir, name), 'utf8')
+        // The package part of an import of @deepseek-ai/x or of a subpath of it.
+        for (const match of text.matchAll(/from '(@deepseek-ai\/[a-z-]+)(?:\/[^']*)?'/g)) {
+          if (!declared.has(match[1])) undeclared.push(`packages/${dir}/test/${name} imports ${match[1]}`)
+        }
+      }
+    }
+    // Hoisting makes an undeclared one work here, not in a package installed on its own.
+    expect([...new Set(undeclared)]).toEqual([])
+  })
+})
+
 /** Every .ts file under packages/*\/src, the conformance suite (test code) left out. */
 function sourceFiles(): string[] {
   const files: string[] = []
