@@ -18,7 +18,8 @@ import { pathToFileURL } from 'node:url'
 import { createApp, bareSpawn } from './lib/app.mjs'
 import { median, quantile, round } from './lib/stats.mjs'
 
-const VARIANTS = ['spawn', 'helper']
+/** `helper` is the default: the native helper where it ships (see `executor.launcher`); `helper-node` the Node one. */
+const VARIANTS = ['spawn', 'helper', 'helper-node']
 
 /** Touched memory that stays reachable: the server's heap as a fork sees it. */
 function makeBallast(mib) {
@@ -66,7 +67,7 @@ async function measure({ ballastMiB, quick, log }) {
   try {
     // Warm-up: the helper starts, the pipe pools fill.
     for (const launcher of VARIANTS) for (let i = 0; i < 5; i++) await apps[launcher].bash.run(apps[launcher].bash.resolve({ command: 'true' }))
-    const bursts = { spawn: [], helper: [] }
+    const bursts = Object.fromEntries(VARIANTS.map((v) => [v, []]))
     const reps = quick ? 2 : 4
     const size = 200
     for (let r = 0; r < reps; r++) {
@@ -76,11 +77,13 @@ async function measure({ ballastMiB, quick, log }) {
       }
     }
     const rounds = quick ? 60 : 200
-    const trip = { bare: [], spawn: [], helper: [] }
+    const trip = Object.fromEntries(['bare', ...VARIANTS].map((v) => [v, []]))
     const names = ['bare', ...VARIANTS]
     for (let r = 0; r < rounds; r++) {
-      for (let k = 0; k < names.length; k++) {
-        const name = names[(r + k) % names.length]
+      // Rotated, and reversed every other round: a rotation alone keeps each variant right after the
+      // same one (its predecessor's child exits and clean-up overlap it, round after round).
+      const rotated = names.map((_, k) => names[(Math.floor(r / 2) + k) % names.length])
+      for (const name of r % 2 ? rotated.reverse() : rotated) {
         const t0 = performance.now()
         if (name === 'bare') await bareSpawn('true')
         else await apps[name].bash.run(apps[name].bash.resolve({ command: 'true' }))
@@ -89,7 +92,8 @@ async function measure({ ballastMiB, quick, log }) {
     }
     const serverRssMiB = Math.round(process.memoryUsage().rss / 1024 / 1024)
     const sum = (list, key) => ({ median: round(median(list.map((b) => b[key])), 1), max: round(Math.max(...list.map((b) => b[key])), 1) })
-    const out = { ballastMiB, serverRssMiB, burstSize: size, burst: {}, roundTripMs: {} }
+    const launcherOf = (app) => (app.bash[Symbol.for('cordis.original')] ?? app.bash).launcher
+    const out = { ballastMiB, serverRssMiB, burstSize: size, launchers: Object.fromEntries(VARIANTS.map((v) => [v, launcherOf(apps[v])])), burst: {}, roundTripMs: {} }
     for (const launcher of VARIANTS) {
       out.burst[launcher] = {
         eldP99Ms: sum(bursts[launcher], 'eldP99Ms'),
@@ -100,12 +104,9 @@ async function measure({ ballastMiB, quick, log }) {
       }
     }
     for (const name of names) out.roundTripMs[name] = { median: round(median(trip[name]), 2), p90: round(quantile(trip[name], 0.9), 2) }
-    out.roundTripRatio = {
-      spawnVsBare: round(out.roundTripMs.spawn.median / out.roundTripMs.bare.median, 3),
-      helperVsBare: round(out.roundTripMs.helper.median / out.roundTripMs.bare.median, 3),
-    }
+    out.roundTripRatio = Object.fromEntries(VARIANTS.map((v) => [`${v}VsBare`, round(out.roundTripMs[v].median / out.roundTripMs.bare.median, 3)]))
     out.burstWallRatioHelperVsSpawn = round(out.burst.helper.wallMs.median / out.burst.spawn.wallMs.median, 3)
-    log(`launcher (ballast ${ballastMiB} MiB, RSS ${serverRssMiB} MiB): ELD p99 spawn ${out.burst.spawn.eldP99Ms.median} ms / helper ${out.burst.helper.eldP99Ms.median} ms; true ${out.roundTripMs.bare.median} / ${out.roundTripMs.spawn.median} / ${out.roundTripMs.helper.median} ms (bare / spawn / helper)`)
+    log(`launcher (ballast ${ballastMiB} MiB, RSS ${serverRssMiB} MiB): ELD p99 ${VARIANTS.map((v) => `${v} ${out.burst[v].eldP99Ms.median}`).join(' / ')} ms; true bare ${out.roundTripMs.bare.median} / ${VARIANTS.map((v) => `${v} ${out.roundTripMs[v].median}`).join(' / ')} ms`)
     return out
   } finally {
     for (const app of Object.values(apps)) await app.dispose()

@@ -4,6 +4,8 @@
  *   executor ctx.bash.run(ctx.bash.resolve({command: 'true'})) — the executor alone (diagnostic)
  *   tools    ctx.tools.execute('bash', …) in-process, called by a real agent (the whole pipeline)
  *   mcp      the MCP server (packages/cli/dist/main.js mcp) over stdio with the SDK Client
+ *   mcp-server-commands  its `run_command` of `true` over stdio with the same client (it runs
+ *            `sh -c`, keeps nothing); only with DSH_BENCH_COMMANDS=<dir where it is installed>
  *   sandbox  ctx.tools.execute('bash', …) over the sandbox executor   (when it has landed)
  *   ssh      ctx.tools.execute('bash', …) over the SSH executor to a local sshd (when it has landed)
  *   bwrap-bare, ssh2-bare  the floors of those two: bwrap spawned bare with the sandbox's own
@@ -11,7 +13,7 @@
  * Every round runs each variant once, in a rotated order, so drift and noise hit all alike.
  */
 import { BASH, bareSpawn, bareSpawnFile, createApp } from './lib/app.mjs'
-import { mcpUnavailable, startMcp } from './lib/mcp.mjs'
+import { commandsServer, mcpUnavailable, startCommands, startMcp } from './lib/mcp.mjs'
 import { sandboxExecutor } from './lib/optional.mjs'
 import { sshSetup } from './lib/ssh.mjs'
 import { median, p90, rotate, round, summary } from './lib/stats.mjs'
@@ -57,6 +59,22 @@ export async function run({ quick = false, log = () => {} } = {}) {
         variants.push({ name: 'mcp', fn: () => mcp.call('bash', ARGS).then((r) => (r.isError ? `Error: ${r.text}` : r.text)) })
       } catch (error) {
         notMeasured.mcp = `not measured: ${error.message.split('\n')[0]}`
+      }
+    }
+
+    const commands = commandsServer()
+    if (commands.why) notMeasured['mcp-server-commands'] = commands.why
+    else {
+      try {
+        const other = await startCommands(commands.main)
+        cleanups.push(() => other.close())
+        // `true` prints nothing: its result has no content blocks at all.
+        variants.push({
+          name: 'mcp-server-commands',
+          fn: () => other.client.callTool({ name: 'run_command', arguments: { command: 'true' } }).then((r) => (r.isError ? `Error: ${JSON.stringify(r.content)}` : r.content.length === 0 ? '(no output)' : JSON.stringify(r.content))),
+        })
+      } catch (error) {
+        notMeasured['mcp-server-commands'] = `not measured: ${error.message.split('\n')[0]}`
       }
     }
 
@@ -134,6 +152,10 @@ export async function run({ quick = false, log = () => {} } = {}) {
     for (const name of Object.keys(times)) {
       if (name === 'bare' || name.endsWith('-bare')) continue
       ratios[`${name}/bare`] = { ofMedians: round(median(times[name]) / median(times.bare)), pairedMedian: round(median(paired(name, 'bare'))), pairedP90: round(p90(paired(name, 'bare'))) }
+    }
+    // Against the other MCP server, in the same rounds (issue 16: ours below it).
+    if (times.mcp && times['mcp-server-commands']) {
+      ratios['mcp/mcp-server-commands'] = { ofMedians: round(median(times.mcp) / median(times['mcp-server-commands'])), pairedMedian: round(median(paired('mcp', 'mcp-server-commands'))), pairedP90: round(p90(paired('mcp', 'mcp-server-commands'))) }
     }
     const extraVsLocal = {}
     for (const [name, base] of [['sandbox', 'tools'], ['ssh', 'tools'], ['bwrap-bare', 'bare'], ['ssh2-bare', 'bare'], ['sandbox', 'bwrap-bare'], ['ssh', 'ssh2-bare']]) {

@@ -29,7 +29,10 @@ export async function createApp({ executor = LocalExecutor, config = {}, workspa
   const root = new Context()
   root.plugin(ToolRegistry)
   root.plugin(Agents)
-  const executorFork = root.plugin(executor, { cwd: workspace, ...config })
+  // DSH_BENCH_EXECUTOR_CONFIG (JSON) adds to the local executor's config, as load.mjs passes it to
+  // its server: e.g. '{"launcher":"helper-node"}' to measure the Node helper (issue 16).
+  const fromEnv = executor === LocalExecutor && process.env.DSH_BENCH_EXECUTOR_CONFIG ? JSON.parse(process.env.DSH_BENCH_EXECUTOR_CONFIG) : {}
+  const executorFork = root.plugin(executor, { cwd: workspace, ...fromEnv, ...config })
   root.plugin(ToolBash)
   await settle()
   if (!root.get('bash')) throw new Error(`the executor ${executor.name} did not load`)

@@ -24,8 +24,14 @@ export const localConfigSchema = z
      * pipes (outputPipes `fifo`: with sockets every command is spawned here); a command with stdin, a
      * wrapper's extra descriptors (bwrap) and an interactive command (a pty) are still spawned here,
      * but the helper then still makes the FIFOs. Default `helper`. See bench/README.md, "Launcher".
+     * `helper` is the native helper (native/launcher.c, prebuilt for x86-64 and arm64 Linux: it starts
+     * commands with vfork, about twice as cheap as a fork of any Node process) where the package ships
+     * one this process may execute, else the Node helper (dist/launcher-helper.js); `helper-native`
+     * and `helper-node` ask for one of them (`helper-native` is a config error where none ships).
      */
-    launcher: z.enum(['spawn', 'helper'], { error: 'launcher must be one of spawn, helper' }).default('helper'),
+    launcher: z
+      .enum(['spawn', 'helper', 'helper-native', 'helper-node'], { error: 'launcher must be one of spawn, helper, helper-native, helper-node' })
+      .default('helper'),
   })
   .strict()
 

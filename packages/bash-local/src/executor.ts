@@ -12,7 +12,7 @@ import {
 } from '@deepseek-ai/dsh-bash-kit'
 import { CgroupManager } from './cgroup.js'
 import { findExecutable, type LocalExecutorConfig, type LocalExecutorConfigInput, parseLocalConfig } from './config.js'
-import { LauncherHelper } from './helper-launch.js'
+import { LauncherHelper, nativeHelperPath } from './helper-launch.js'
 import { checkWorkdir, spawnPlan, writeScript } from './launch.js'
 import { MarkerTracker } from './marker.js'
 import { ProcessGroupTracker } from './pgroup.js'
@@ -73,8 +73,13 @@ export class LocalExecutor extends ProcessExecutor {
   private readonly cgroups?: CgroupManager
   private readonly pipePool?: FifoPipePool
   private readonly preludePath: string
-  /** The launcher helper when `launcher` is `helper` (started at the first command). */
+  /** The launcher helper unless `launcher` is `spawn` (started at the first command). */
   private readonly helper?: LauncherHelper
+  /**
+   * Who forks the commands (see the `launcher` config): this event loop (`spawn`), the native helper
+   * (`helper-native`) or the Node helper (`helper-node`). Never `helper`: that choice is resolved here.
+   */
+  readonly launcher: 'spawn' | 'helper-native' | 'helper-node'
   private pipeFailureLogged = false
   /** The scrubbed, non-interactive inherited environment (computed at the first command). */
   private inheritedEnv?: Readonly<Record<string, string>>
@@ -110,8 +115,16 @@ export class LocalExecutor extends ProcessExecutor {
     this.outputPipes = pipes.kind
     this.outputPipesNote = pipes.note
     this.pipePool = pipes.pool
-    if (parsed.launcher === 'helper') {
-      const helper = new LauncherHelper()
+    const nativePath = parsed.launcher === 'helper' || parsed.launcher === 'helper-native' ? nativeHelperPath() : undefined
+    if (parsed.launcher === 'helper-native' && !nativePath) {
+      this.cgroups?.dispose()
+      this.pipePool?.dispose()
+      rmSync(this.spillDir, { recursive: true, force: true })
+      throw codedError(BASH_ERROR.invalidConfig, `launcher "helper-native" is not available: no native helper ships for ${process.platform}-${process.arch}, or it is not executable`)
+    }
+    this.launcher = parsed.launcher === 'spawn' ? 'spawn' : nativePath ? 'helper-native' : 'helper-node'
+    if (this.launcher !== 'spawn') {
+      const helper = nativePath ? new LauncherHelper('native', nativePath) : new LauncherHelper('node')
       this.helper = helper
       // The helper makes the pool's FIFOs too: then this event loop never forks, bursts included.
       this.pipePool?.useMaker((mkfifo, paths) => helper.mkfifo(mkfifo, paths))

@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process'
-import { readFileSync } from 'node:fs'
+import { accessSync, constants as fsConstants, readFileSync } from 'node:fs'
+import { constants as osConstants } from 'node:os'
 import { fileURLToPath } from 'node:url'
 import { createInterface } from 'node:readline'
 import type { ExitFacts, LaunchedCommand } from '@deepseek-ai/dsh-bash-kit'
@@ -9,6 +10,37 @@ import type { HelperRequest, MkfifoRequest } from './launcher-helper.js'
 
 /** The built helper: `dist/launcher-helper.js`, from `dist/` (the package) and from `src/` (tests run the sources). */
 const HELPER_PATH = fileURLToPath(new URL('../dist/launcher-helper.js', import.meta.url))
+
+/**
+ * Which helper forks the commands: `native` (native/launcher.c, prebuilt and shipped in the package
+ * for x86-64 and arm64 Linux: it starts each command with vfork, ~2x cheaper than any fork of a
+ * Node process here; bench/README.md, "Launcher, third round") or `node` (dist/launcher-helper.js).
+ */
+export type HelperKind = 'native' | 'node'
+
+/** The prebuilt native helper for this platform, when the package ships one that this process may execute. */
+export function nativeHelperPath(): string | undefined {
+  if (process.platform !== 'linux' || (process.arch !== 'x64' && process.arch !== 'arm64')) return undefined
+  const path = fileURLToPath(new URL(`../native/dsh-launcher-linux-${process.arch}`, import.meta.url))
+  try {
+    accessSync(path, fsConstants.X_OK)
+    return path
+  } catch {
+    return undefined
+  }
+}
+
+/** Signal number → name (`SIGKILL`), as the native helper reports a death by signal. */
+const SIGNAL_NAMES = new Map(Object.entries(osConstants.signals).map(([name, number]) => [number as number, name]))
+
+/**
+ * A request for the native helper: its byte count in decimal, a newline, then NUL-terminated fields
+ * (arguments, paths and environment entries cannot hold a NUL: the kernel's strings end there).
+ */
+function nativeFrame(fields: string[]): string {
+  const payload = `${fields.join('\0')}\0`
+  return `${Buffer.byteLength(payload)}\n${payload}`
+}
 
 interface Pending {
   started?: (pid: number) => void
@@ -30,6 +62,20 @@ export class LauncherHelper {
   readonly #pending = new Map<number, Pending>()
   #failure?: string
   #disposed = false
+  readonly #kind: HelperKind
+  readonly #nativePath?: string
+
+  /** `native` needs `nativePath` (see `nativeHelperPath`). */
+  constructor(kind: HelperKind = 'node', nativePath?: string) {
+    if (kind === 'native' && !nativePath) throw new Error('the native launcher helper needs its path')
+    this.#kind = kind
+    this.#nativePath = nativePath
+  }
+
+  /** Which helper this is. */
+  get kind(): HelperKind {
+    return this.#kind
+  }
 
   /** True when the helper can start this plan (else the caller spawns it in-process). */
   static canUse(plan: LaunchPlan): boolean {
@@ -54,7 +100,7 @@ export class LauncherHelper {
     } catch (error) {
       return fail((error as Error).message)
     }
-    let extra: HelperRequest['extra']
+    let extra: NonNullable<HelperRequest['extra']>
     try {
       extra = extraFds.map((fd) => ({ path: `/proc/${process.pid}/fd/${fd}`, accessMode: accessModeOf(fd) }))
     } catch (error) {
@@ -62,15 +108,20 @@ export class LauncherHelper {
     }
     const id = ++this.#seq
     // The helper opens the write ends by their /proc path (a pipe reopens through it; no name on disk).
-    const request: HelperRequest = {
-      id,
-      file: plan.file,
-      args: plan.args,
-      cwd: plan.cwd,
-      env: plan.env,
-      stdout: `/proc/${process.pid}/fd/${pipes.stdout.writeFd}`,
-      stderr: `/proc/${process.pid}/fd/${pipes.stderr.writeFd}`,
-      ...(extra.length > 0 ? { extra } : {}),
+    const stdout = `/proc/${process.pid}/fd/${pipes.stdout.writeFd}`
+    const stderr = `/proc/${process.pid}/fd/${pipes.stderr.writeFd}`
+    let line: string
+    if (this.#kind === 'native') {
+      const env = Object.entries(plan.env).map(([name, value]) => `${name}=${value}`)
+      const extraFields = extra.flatMap(({ path, accessMode }) => [path, String(accessMode)])
+      // argv[0] is the file, as Node's spawn sets it (a `-` there would make bash a login shell).
+      line = nativeFrame([
+        'S', String(id), plan.file, plan.cwd, stdout, stderr, String(extra.length), ...extraFields,
+        String(plan.args.length + 1), plan.file, ...plan.args, String(env.length), ...env,
+      ])
+    } else {
+      const request: HelperRequest = { id, file: plan.file, args: plan.args, cwd: plan.cwd, env: plan.env, stdout, stderr, ...(extra.length > 0 ? { extra } : {}) }
+      line = `${JSON.stringify(request)}\n`
     }
     let resolveExit!: (exit: ExitFacts) => void
     const exited = new Promise<ExitFacts>((resolve) => (resolveExit = resolve))
@@ -99,7 +150,7 @@ export class LauncherHelper {
       }
       this.#pending.set(id, entry)
       this.#busy()
-      child.stdin!.write(`${JSON.stringify(request)}\n`)
+      child.stdin!.write(line)
     })
   }
 
@@ -116,7 +167,9 @@ export class LauncherHelper {
       return Promise.reject(error)
     }
     const id = ++this.#seq
+    // The native helper makes them itself (mkfifo(3)); the Node one forks the program.
     const request: MkfifoRequest = { id, mkfifo: program, paths }
+    const line = this.#kind === 'native' ? nativeFrame(['F', String(id), String(paths.length), ...paths]) : `${JSON.stringify(request)}\n`
     return new Promise<void>((resolve, reject) => {
       const done = () => {
         this.#pending.delete(id)
@@ -128,7 +181,7 @@ export class LauncherHelper {
         exited: () => (done(), reject(new Error('the launcher helper is stopped'))),
       })
       this.#busy()
-      child.stdin!.write(`${JSON.stringify(request)}\n`)
+      child.stdin!.write(line)
     })
   }
 
@@ -153,7 +206,10 @@ export class LauncherHelper {
     if (this.#failure) throw new Error(this.#failure)
     if (this.#child) return this.#child
     // The one fork of the server for the helper's whole life; small heap: its own forks stay cheap.
-    const child = spawn(process.execPath, ['--max-old-space-size=64', HELPER_PATH], { stdio: ['pipe', 'pipe', 'inherit'] })
+    const child =
+      this.#kind === 'native'
+        ? spawn(this.#nativePath!, [], { stdio: ['pipe', 'pipe', 'inherit'] })
+        : spawn(process.execPath, ['--max-old-space-size=64', HELPER_PATH], { stdio: ['pipe', 'pipe', 'inherit'] })
     child.stdin!.on('error', () => {})
     child.on('error', (error) => this.#lost(`the launcher helper failed: ${error.message}`))
     child.once('exit', (code, signal) => {
@@ -165,7 +221,16 @@ export class LauncherHelper {
   }
 
   #message(line: string): void {
-    let message: { id: number; pid?: number; error?: string; made?: boolean; exitCode?: number | null; signal?: string | null }
+    let message: {
+      id: number
+      pid?: number
+      error?: string
+      made?: boolean
+      exitCode?: number | null
+      signal?: string | null
+      /** The native helper's death by signal, as a number. */
+      signalNumber?: number | null
+    }
     try {
       message = JSON.parse(line)
     } catch {
@@ -176,7 +241,11 @@ export class LauncherHelper {
     if (message.made) entry.made?.()
     else if (message.pid !== undefined) entry.started?.(message.pid)
     else if (message.error !== undefined) entry.failed?.(message.error)
-    else entry.exited({ exitCode: message.exitCode ?? null, signal: message.signal ?? null })
+    else {
+      const number = message.signalNumber
+      const signal = message.signal ?? (typeof number === 'number' ? (SIGNAL_NAMES.get(number) ?? `SIG${number}`) : null)
+      entry.exited({ exitCode: message.exitCode ?? null, signal })
+    }
   }
 
   /** The helper died: nothing it started can report any more; every pending command fails or ends. */

@@ -2,6 +2,7 @@ import { defineBashExecutorConformance } from '@deepseek-ai/dsh-bash/conformance
 import { CGROUP_VARIABLE } from '@deepseek-ai/dsh-bash-kit'
 import { readdirSync } from 'node:fs'
 import { afterAll, describe, expect, it, vi } from 'vitest'
+import { nativeHelperPath } from '../src/helper-launch.js'
 import { cgroupAvailable, countProcesses, createLocal, scratchDir, serverProcess } from './helpers.js'
 
 const dir = scratchDir()
@@ -20,17 +21,23 @@ defineBashExecutorConformance(`local executor (${containment}, launcher spawn)`,
 })
 
 describe('launcher helper', () => {
-  it('the command is forked by the helper (the default), not by this process; with stdin it is spawned here; with spawn, here', async () => {
-    const { executor, dispose } = await createLocal({ containment })
-    try {
-      const result = await executor.run(executor.resolve({ command: 'tr "\\0" " " < /proc/$PPID/cmdline; echo; echo $PPID', workdir: dir.path }))
-      const [cmdline, ppid] = result.stdout.text.trim().split('\n')
-      expect(Number(ppid)).not.toBe(process.pid)
-      expect(cmdline).toContain('launcher-helper.js')
-      const withStdin = await executor.run(executor.resolve({ command: 'cat >/dev/null; echo $PPID', workdir: dir.path, stdin: 'x' }))
-      expect(Number(withStdin.stdout.text.trim())).toBe(process.pid)
-    } finally {
-      await dispose()
+  it('the command is forked by the helper (native by default where it ships, else Node), not by this process; with stdin it is spawned here; with spawn, here', async () => {
+    const expected = { 'helper-native': 'dsh-launcher-linux-', 'helper-node': 'launcher-helper.js' } as const
+    for (const launcher of ['helper', 'helper-node'] as const) {
+      const { executor, dispose } = await createLocal({ containment, launcher })
+      try {
+        const chosen = (executor as unknown as { launcher: 'spawn' | 'helper-native' | 'helper-node' }).launcher
+        if (launcher === 'helper') expect(chosen).toBe(nativeHelperPath() ? 'helper-native' : 'helper-node')
+        else expect(chosen).toBe('helper-node')
+        const result = await executor.run(executor.resolve({ command: 'tr "\\0" " " < /proc/$PPID/cmdline; echo; echo $PPID', workdir: dir.path }))
+        const [cmdline, ppid] = result.stdout.text.trim().split('\n')
+        expect(Number(ppid)).not.toBe(process.pid)
+        expect(cmdline).toContain(expected[chosen as keyof typeof expected])
+        const withStdin = await executor.run(executor.resolve({ command: 'cat >/dev/null; echo $PPID', workdir: dir.path, stdin: 'x' }))
+        expect(Number(withStdin.stdout.text.trim())).toBe(process.pid)
+      } finally {
+        await dispose()
+      }
     }
     const spawned = await createLocal({ containment, launcher: 'spawn' })
     try {
@@ -41,8 +48,8 @@ describe('launcher helper', () => {
     }
   })
 
-  it('a burst past the pipe pool: the helper makes the FIFOs, every output arrives, no FIFO and no descriptor is left', async () => {
-    const { executor, dispose } = await createLocal({ containment, launcher: 'helper', drainMs: 200 })
+  it.each(['helper', 'helper-node'] as const)('a burst past the pipe pool (%s): the helper makes the FIFOs, every output arrives, no FIFO and no descriptor is left', async (launcher) => {
+    const { executor, dispose } = await createLocal({ containment, launcher, drainMs: 200 })
     try {
       const pool = (executor as unknown as { pipePool: { size: number; dir: string } }).pipePool
       // 60 at once take 120 pipes: the first batch (64) and more from the helper, waited for.
@@ -72,7 +79,7 @@ describe('launcher helper', () => {
       { command: 'env', env: { DSH_LAUNCH3_Z: 'z', DSH_LAUNCH3_A: 'a' } },
     ]
     const outputs: Record<string, string[][]> = {}
-    for (const launcher of ['helper', 'spawn'] as const) {
+    for (const launcher of ['helper', 'helper-node', 'spawn'] as const) {
       const { executor, dispose } = await createLocal({ containment, launcher })
       try {
         outputs[launcher] = []
@@ -88,6 +95,23 @@ describe('launcher helper', () => {
     expect(outputs.helper![1]).toContain('DSH_LAUNCH3_EXTRA=a b c')
     expect(outputs.helper![4]!.filter((line) => line.startsWith('HOME='))).toEqual(['HOME=x'])
     expect(outputs.helper).toEqual(outputs.spawn)
+    expect(outputs['helper-node']).toEqual(outputs.spawn)
+  })
+
+  it('the command starts with the same signal mask, ignored signals, $0 and no login shell through each launcher', async () => {
+    const command = 'grep -E "^(SigBlk|SigIgn)" /proc/$$/status; echo "$0"; shopt -q login_shell && echo login || echo not-login'
+    const outputs: Record<string, string> = {}
+    for (const launcher of ['helper', 'helper-node', 'spawn'] as const) {
+      const { executor, dispose } = await createLocal({ containment, launcher })
+      try {
+        outputs[launcher] = (await executor.run(executor.resolve({ command, workdir: dir.path }))).stdout.text
+      } finally {
+        await dispose()
+      }
+    }
+    expect(outputs.spawn).toMatch(/not-login\n$/)
+    expect(outputs.helper).toEqual(outputs.spawn)
+    expect(outputs['helper-node']).toEqual(outputs.spawn)
   })
 })
 

@@ -4,6 +4,7 @@ import type { Context } from 'cordis'
 import { loadExecutorPlugin } from '@deepseek-ai/dsh-bash/conformance'
 import { afterAll, describe, expect, it } from 'vitest'
 import { LocalExecutor, type LocalExecutorConfigInput, type LaunchTransform } from '../src/index.js'
+import { nativeHelperPath } from '../src/helper-launch.js'
 import { cgroupAvailable, scratchDir } from './helpers.js'
 
 const dir = scratchDir()
@@ -46,7 +47,7 @@ function openUnder(root: string): string[] {
 }
 
 describe('extra descriptors of a transformed launch (the sandbox\'s status file, seccomp program, protected directories)', () => {
-  for (const launcher of ['helper', 'spawn'] as const) {
+  for (const launcher of ['helper', 'helper-node', 'spawn'] as const) {
     it(`reach the command as fd 3, 4, 5 and none stays open in the server (launcher ${launcher})`, async () => {
       const root = join(dir.path, launcher)
       mkdirSync(join(root, 'tree', 'inside'), { recursive: true })
@@ -68,9 +69,12 @@ describe('extra descriptors of a transformed launch (the sandbox\'s status file,
           const lines = result.stdout.text.split('\n')
           expect(lines[0]).toBe('from fd 4')
           expect(lines[1]).toBe('inside')
-          // Who forked it: the helper by default, this process with `launcher: 'spawn'`.
-          if (launcher === 'helper') expect(lines[2]).toContain('launcher-helper.js')
-          else expect(lines[2]).not.toContain('launcher-helper.js')
+          // Who forked it: the helper in use (native by default where it ships), this process with `launcher: 'spawn'`.
+          const chosen = (executor as unknown as { launcher: string }).launcher
+          if (chosen === 'helper-native') expect(lines[2]).toContain('dsh-launcher-linux-')
+          else if (chosen === 'helper-node') expect(lines[2]).toContain('launcher-helper.js')
+          else expect(lines[2]).not.toMatch(/launcher-helper\.js|dsh-launcher-linux-/)
+          expect(chosen).toBe(launcher === 'spawn' ? 'spawn' : launcher === 'helper-node' ? 'helper-node' : nativeHelperPath() ? 'helper-native' : 'helper-node')
         }
         const statuses = readdirSync(root).filter((name) => name.endsWith('-status')).sort()
         expect(statuses).toHaveLength(4)

@@ -26,6 +26,12 @@ export const DEFAULT_SERVER_INFO = Object.freeze({ name: 'dsh-bash', version: '0
  */
 export const PROTOCOL_VERSIONS = Object.freeze(['2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05', '2024-10-07'])
 
+/**
+ * The consumer of checked lines: the line as received and what `JSON.parse` made of it (a consumer
+ * that needs the object uses this one instead of parsing the line again; never modify it).
+ */
+export type FrontSink = (line: string, message: unknown) => void
+
 /** The initialize result the front answers with before the SDK loads. */
 export interface EarlyInitialize {
   serverInfo: { name: string; version: string }
@@ -64,8 +70,8 @@ export class StdioFront {
   readonly maxLineBytes: number
   /** The id of the `initialize` request answered early, once there was one. */
   earlyInitialize: { id: string | number; result: Record<string, unknown> } | undefined
-  private readonly _queue: string[] = []
-  private _sink: ((line: string) => void) | undefined
+  private readonly _queue: { line: string; message: unknown }[] = []
+  private _sink: FrontSink | undefined
   private readonly _splitter: LineSplitter
   private readonly _endListeners = new Set<() => void>()
   private _ended = false
@@ -116,10 +122,10 @@ export class StdioFront {
   }
 
   /** Hands the queued lines, then every later one, to `sink`. Once. */
-  attach(sink: (line: string) => void): void {
+  attach(sink: FrontSink): void {
     if (this._sink) throw mcpErrors.badState('the stdio front already has a consumer')
     this._sink = sink
-    for (const line of this._queue.splice(0)) sink(line)
+    for (const { line, message } of this._queue.splice(0)) sink(line, message)
   }
 
   /** Stops reading stdin. */
@@ -160,8 +166,8 @@ export class StdioFront {
       this.earlyInitialize = { id: request.id, result }
       this._write({ jsonrpc: '2.0', id: request.id, result })
     }
-    if (this._sink) this._sink(line)
-    else this._queue.push(line)
+    if (this._sink) this._sink(line, message)
+    else this._queue.push({ line, message })
   }
 }
 

@@ -2,7 +2,7 @@ import { isAbsolute, resolve } from 'node:path'
 import type { Context } from 'cordis'
 import type {} from '@deepseek-ai/dsh-agent'
 import type {} from '@deepseek-ai/dsh-bash'
-import type { ApprovalDecision, ApprovalRequest, ApprovalService, SecretInputAnswer, SecretInputRequest, SecretInputService } from '@deepseek-ai/dsh-tools'
+import { serviceObject, type ApprovalDecision, type ApprovalRequest, type ApprovalService, type SecretInputAnswer, type SecretInputRequest, type SecretInputService, type ToolRegistry } from '@deepseek-ai/dsh-tools'
 import { DEFAULT_SECRET_INPUT, type SecretInputOptions } from './secret-elicit.js'
 import { DEFAULT_SERVER_INFO } from './front.js'
 import { McpSession, type SessionOptions } from './session.js'
@@ -87,6 +87,7 @@ export class McpHost {
       rootsTimeoutMs: options.rootsTimeoutMs ?? 5000,
       sessionSandboxModes: typeof options.sessionSandboxModes === 'function' ? [] : [...(options.sessionSandboxModes ?? [])],
       log,
+      tools: () => this._tools,
       turns: new LoopTurns(),
       ...(options.instructions ? { instructions: options.instructions } : {}),
     }
@@ -104,6 +105,7 @@ export class McpHost {
   }
 
   private readonly _approval: boolean
+  private _tools: ToolRegistry | undefined
   private readonly _modesOf: ((ctx: Context) => readonly string[]) | undefined
 
   /**
@@ -123,6 +125,13 @@ export class McpHost {
       const service: SecretInputService = { ask: (request) => this.askSecret(request) }
       ctx.set('secretInput', service)
     }
+    // The registry's object for sessions' calls, for exactly this plugin's lifetime (see SessionOptions.tools).
+    ctx.effect(() => {
+      this._tools = serviceObject(ctx.get('tools'))
+      return () => {
+        this._tools = undefined
+      }
+    })
     this._bindContext(ctx)
   }
 

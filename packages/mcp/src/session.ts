@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url'
 import { isDirectory } from '@deepseek-ai/dsh-bash'
 import type { Context } from 'cordis'
 import type { Agent } from '@deepseek-ai/dsh-agent'
-import type { ApprovalDecision, ApprovalRequest, SecretInputAnswer, SecretInputRequest, ToolContent } from '@deepseek-ai/dsh-tools'
+import { serviceObject, type ApprovalDecision, type ApprovalRequest, type SecretInputAnswer, type SecretInputRequest, type ToolContent, type ToolRegistry } from '@deepseek-ai/dsh-tools'
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js'
 import {
@@ -47,6 +47,12 @@ export interface SessionOptions {
   instructions?: string
   /** The one-time reply page of `bash_input {ask_user}` (see `McpHostOptions.secretInput`). */
   secretInput?: SecretInputOptions
+  /**
+   * The tool registry's object (behind cordis' proxy), resolved by the host once for the lifetime of
+   * the plugin it is bound in; undefined before that and after its disposal (then the session looks
+   * `tools` up on its context, as it would without this). Saves the proxy's per-access cost per call.
+   */
+  tools?: () => ToolRegistry | undefined
   /** The host's turn queue, shared by all its sessions (see loop-turns.ts). */
   turns: LoopTurns
 }
@@ -68,6 +74,11 @@ export class McpSession {
   private _closed = false
   private readonly _calls = new Map<string, Extra>()
   private _seq = 0
+  /**
+   * The context once known. Never awaited or returned from an async function: resolving a promise
+   * with a cordis context reads its `then` through the context's proxy (an `Error` with a stack each time).
+   */
+  private _ctx: Context | undefined
   /** Called whenever a tool call ends (an idle timer may start). */
   onCallSettled?: () => void
 
@@ -82,6 +93,8 @@ export class McpSession {
     private readonly onClose: (session: McpSession) => void,
   ) {
     this.label = label
+    if (context instanceof Promise) void context.then((ctx) => void (this._ctx = ctx))
+    else this._ctx = context
     this.server = new Server(
       { name: options.name, version: options.version },
       { capabilities: { ...SERVER_CAPABILITIES }, ...(options.instructions ? { instructions: options.instructions } : {}) },
@@ -109,8 +122,8 @@ export class McpSession {
 
   /** `tools/list`: exactly the registry's published schemas. */
   async listTools(): Promise<ListToolsResult> {
-    const ctx = await this.context
-    const tools = ctx.get('tools')?.schemas() ?? []
+    const ctx = this._ctx ?? (await this.context)
+    const tools = this.tools(ctx)?.schemas() ?? []
     return {
       tools: tools.map((tool) => ({
         name: tool.name,
@@ -138,9 +151,14 @@ export class McpSession {
     }
   }
 
+  /** The registry object: the host's (resolved once), else looked up on the context. */
+  private tools(ctx: Context): ToolRegistry | undefined {
+    return this.options.tools?.() ?? serviceObject(ctx.get('tools'))
+  }
+
   private async executeCall(callId: string, name: string, args: unknown, extra: Extra): Promise<CallToolResult> {
-    const ctx = await this.context
-    const tools = ctx.get('tools')
+    const ctx = this._ctx ?? (await this.context)
+    const tools = this.tools(ctx)
     if (!tools) return errorResult('the tools are not available (the server is shutting down)')
     let agent: Agent
     try {

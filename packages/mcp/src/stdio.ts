@@ -1,7 +1,7 @@
-import { PassThrough, type Readable, Writable } from 'node:stream'
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
+import type { Readable, Writable } from 'node:stream'
 import { routeLogs } from '@deepseek-ai/dsh-bash'
 import { StdioFront } from './front.js'
+import { FrontTransport } from './front-transport.js'
 import type { McpHost } from './host.js'
 import type { McpSession } from './session.js'
 
@@ -46,9 +46,8 @@ export async function serveStdio(host: McpHost, options: StdioOptions = {}): Pro
   // The protocol owns this process's stdout: cordis' logger, which prints there by default, moves to stderr.
   if (stdout === process.stdout) routeLogs(process.stderr)
   const session = host.createSession()
-  // The SDK transport reads checked lines only. Several lines may reach it as one chunk, each within the limit.
-  const checked = new PassThrough()
-  const transport = new StdioServerTransport(checked, answersOf(front, stdout, options.log), { maxBufferSize: Number.MAX_SAFE_INTEGER } as never)
+  // The front's checked messages go straight to the SDK server (front-transport.ts: parsed once).
+  const transport = new FrontTransport(front, stdout, options.log)
 
   let ended!: () => void
   const closed = new Promise<void>((resolve) => (ended = resolve))
@@ -56,7 +55,6 @@ export async function serveStdio(host: McpHost, options: StdioOptions = {}): Pro
   const close = () => {
     closing ??= (async () => {
       front.detach()
-      checked.end()
       await session.close()
       ended()
     })()
@@ -69,38 +67,6 @@ export async function serveStdio(host: McpHost, options: StdioOptions = {}): Pro
     void close()
   }
   await session.server.connect(transport)
-  front.attach((line) => checked.write(`${line}\n`))
+  front.attach((_line, message) => transport.deliver(message))
   return { session, closed, close }
-}
-
-/**
- * The SDK transport's stdout: everything passes, except the SDK's own answer to an `initialize`
- * the front answered already (one answer per request). A difference between the two is logged.
- */
-function answersOf(front: StdioFront, stdout: Writable, log?: (message: string) => void): Writable {
-  let dropped = false
-  return new Writable({
-    write(chunk: Buffer, _encoding, callback) {
-      const early = front.earlyInitialize
-      if (early && !dropped) {
-        const text = chunk.toString('utf8')
-        let message: { id?: unknown; result?: unknown } | undefined
-        try {
-          message = JSON.parse(text) as { id?: unknown; result?: unknown }
-        } catch {
-          message = undefined
-        }
-        if (message && message.id === early.id && 'result' in message) {
-          dropped = true
-          if (JSON.stringify(message.result) !== JSON.stringify(early.result)) {
-            log?.(`the early initialize answer differed from the SDK's: ${JSON.stringify(early.result)} vs ${JSON.stringify(message.result)}`)
-          }
-          return callback()
-        }
-      }
-      if (!stdout.writable) return callback()
-      if (stdout.write(chunk)) callback()
-      else stdout.once('drain', () => callback())
-    },
-  })
 }

@@ -2,7 +2,7 @@ import { isAbsolute, resolve as resolvePath } from 'node:path'
 import type { Context } from 'cordis'
 import type { BashExecRequest, BashTask, BashTaskRead } from '@deepseek-ai/dsh-bash'
 import type { ApprovalService, ToolCall, ToolCaller, ToolContent } from '@deepseek-ai/dsh-tools'
-import { CALLER_ERROR, hasCode, messageOf } from '@deepseek-ai/dsh-tools'
+import { CALLER_ERROR, hasCode, messageOf, serviceObject } from '@deepseek-ai/dsh-tools'
 import { byteLength, checkBudget, lineCount, type ResultBudget } from './budget.js'
 import { BASH_INPUT_DESCRIPTION, BASH_KILL_DESCRIPTION, BASH_OUTPUT_DESCRIPTION, bashDescription } from './descriptions.js'
 import { readAfterInput } from './input.js'
@@ -87,7 +87,12 @@ export const ToolBash = {
   inject: ['tools', 'bash'],
   apply(ctx: Context, rawConfig?: ToolBashConfig) {
     const config = checkConfig(rawConfig)
-    const confines = ctx.bash.sandboxMode !== undefined
+    // The executor's object, resolved once for this plugin's lifetime (it is applied again when
+    // `ctx.bash` changes): every access through cordis' proxy builds a shadow context and a method
+    // proxy per call (profiled under the load bench). Its per-call methods use no caller context;
+    // `onTaskDone`, which must be undone with this plugin, stays on the proxy below.
+    const bash = serviceObject(ctx.bash)
+    const confines = bash.sandboxMode !== undefined
     const budget = config.resultBudget
     // Replies typed by a person, hidden in every later read of their task (reply-mask.ts).
     const replies = new ReplyMask()
@@ -107,7 +112,7 @@ export const ToolBash = {
         const args = rawArgs as BashArgs
         checkBashArgs(args)
         // An approved escalation for this call, else the session's own mode (else the executor's default).
-        const sandboxMode = (await escalation(ctx, args, call)) ?? sessionMode(call)
+        const sandboxMode = (await escalation(ctx, bash, args, call)) ?? sessionMode(call)
         const cwd = call.agent?.session?.header?.cwd
         let workdir = args.workdir
         // The agent's workspace is the base; without an agent the executor's config decides.
@@ -123,8 +128,6 @@ export const ToolBash = {
         if (args.interactive === true) request.interactive = true
         if (config.yieldAfterMs !== undefined && !args.run_in_background) request.yieldAfterMs = config.yieldAfterMs
         if (call.onProgress && !args.run_in_background) request.onOutput = newestLineReporter(call.onProgress)
-        // One lookup per call: every `ctx.bash` access goes through cordis' context proxies.
-        const bash = ctx.bash
         const spec = bash.resolve(request)
         if (args.run_in_background) return startedText(bash.start(spec).id)
         const result = await bash.run(spec)
@@ -143,8 +146,6 @@ export const ToolBash = {
       execute(rawArgs, call) {
         const args = rawArgs as TaskArgs
         checkTaskArgs(args)
-        // One lookup per call: every `ctx.bash` access goes through cordis' context proxies.
-        const bash = ctx.bash
         assertAccess(bash, args.task_id, call)
         return readText(args.task_id, bash.readOutput(args.task_id))
       },
@@ -159,7 +160,6 @@ export const ToolBash = {
       async execute(rawArgs, call) {
         const args = rawArgs as TaskArgs
         checkTaskArgs(args)
-        const bash = ctx.bash
         assertAccess(bash, args.task_id, call)
         return (await bash.kill(args.task_id)) ? killedText(args.task_id) : alreadyFinishedText(args.task_id)
       },
@@ -174,7 +174,6 @@ export const ToolBash = {
       async execute(rawArgs, call) {
         const args = rawArgs as InputArgs
         checkInputArgs(args)
-        const bash = ctx.bash
         assertAccess(bash, args.task_id, call)
         if (args.ask_user !== undefined) {
           // A person types the reply (secret-input.ts); the model reads only that it was typed.
@@ -189,7 +188,7 @@ export const ToolBash = {
       },
     })
 
-    ctx.bash.onTaskDone((task) => deliverNotice(ctx, task, confines))
+    ctx.bash.onTaskDone((task) => deliverNotice(ctx, bash, task, confines))
   },
 }
 
@@ -207,10 +206,11 @@ function assertAccess(bash: Context['bash'], id: string, call: ToolCall): void {
   if (owner !== undefined && owner !== ownerToken(call)) throw toolBashErrors.foreignTask(id)
 }
 
-function deliverNotice(ctx: Context, task: BashTask, confines: boolean): void {
-  const owner = ctx.bash.ownerOf(task.id)
+function deliverNotice(ctx: Context, bash: Context['bash'], task: BashTask, confines: boolean): void {
+  const owner = bash.ownerOf(task.id)
   if (owner === undefined) return
-  const agents = ctx.get('agents') as AgentDirectory | undefined
+  // Not injected (tool-bash works without agents): looked up per notice, its `list` called on the object.
+  const agents = serviceObject(ctx.get('agents')) as AgentDirectory | undefined
   // One agent per session gets it: several agent objects may share a session, the notice is one.
   const target = agents?.list().find((agent) => agent.session?.header?.id === owner)
   if (!target) return
@@ -263,13 +263,13 @@ function approvalOf(ctx: Context): ApprovalService | undefined {
  * strictly wider than the current one (the session's mode, else the executor's default), and the
  * approval service decides for this one call. Returns the approved mode (undefined: no escalation).
  */
-async function escalation(ctx: Context, args: BashArgs, call: ToolCall): Promise<string | undefined> {
+async function escalation(ctx: Context, bash: Context['bash'], args: BashArgs, call: ToolCall): Promise<string | undefined> {
   const wanted = args.sandbox_permissions
   const justification = args.justification?.trim() ?? ''
   if (wanted === undefined && justification === '') return undefined
-  if (ctx.bash.sandboxMode === undefined) throw toolBashErrors.escalationDenied('invalid sandbox_permissions: this executor does not use a sandbox')
+  if (bash.sandboxMode === undefined) throw toolBashErrors.escalationDenied('invalid sandbox_permissions: this executor does not use a sandbox')
   // "Strictly wider" is measured against the session's mode when it sets one.
-  const current = sessionMode(call) ?? ctx.bash.sandboxMode
+  const current = sessionMode(call) ?? bash.sandboxMode
   if (wanted === undefined) throw toolBashErrors.escalationDenied('invalid justification: it goes with sandbox_permissions')
   if (justification === '') throw toolBashErrors.escalationDenied('invalid sandbox_permissions: a non-empty justification is required with it')
   const rank = (mode: string) => (MODE_ORDER as readonly string[]).indexOf(mode)

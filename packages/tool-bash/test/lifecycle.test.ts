@@ -30,6 +30,35 @@ describe('plugin lifecycle', () => {
     executor2.dispose()
   })
 
+  it('calls go to the executor loaded now: the one resolved per apply never outlives a swap', async () => {
+    const root = new Context()
+    root.plugin(ToolRegistry)
+    root.plugin(ToolBash)
+    const first = root.plugin(LocalExecutor, {})
+    await settle()
+    const firstBash = root.bash
+    const call = async () => {
+      const result = await root.tools.execute({ callId: 'c', name: 'bash', arguments: { command: 'true', description: 'd', run_in_background: true } })
+      expect(result.isError).toBe(false)
+      return /bash-\d+/.exec(result.content[0].text)![0]
+    }
+    const before = await call()
+    expect(firstBash.get(before)).toBeDefined()
+    first.dispose()
+    await firstBash.shutdown()
+    await settle()
+    const second = root.plugin(LocalExecutor, {})
+    await settle()
+    const secondBash = root.bash
+    expect(secondBash).not.toBe(firstBash)
+    const after = await call()
+    // The task is in the new executor's table; the old one took nothing after its disposal.
+    expect(secondBash.get(after)).toBeDefined()
+    expect(firstBash.list().map((task) => task.id)).toEqual([before])
+    await secondBash.shutdown()
+    second.dispose()
+  })
+
   it('publishes JSON schemas with the contract arguments only', async () => {
     const root = new Context()
     root.plugin(ToolRegistry)

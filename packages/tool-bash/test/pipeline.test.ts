@@ -14,7 +14,8 @@ describe('bash through the pipeline stages', () => {
   it('a deadline middleware that hands the tool a replacement signal cancels the command', async () => {
     app = await createApp()
     const outer = new AbortController()
-    app.root.tools.useMiddleware((call, next) => next({ signal: AbortSignal.any([call.signal ?? outer.signal, AbortSignal.timeout(300)]) }))
+    // 3 s: long enough for a fresh executor's first command to print 'before' under load (CI), far short of its sleep.
+    app.root.tools.useMiddleware((call, next) => next({ signal: AbortSignal.any([call.signal ?? outer.signal, AbortSignal.timeout(3000)]) }))
     const marker = join(app.workspace, 'finished')
     const result = await app.call('bash', { command: `echo before; sleep 30; touch ${marker}`, description: 'sleep past the deadline' }, undefined, outer.signal)
     expect(result.isError).toBe(true)

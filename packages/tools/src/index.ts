@@ -1,6 +1,7 @@
 export * from './types.js'
 export { ToolRegistry, textResult, errorResult, messageOf, UNKNOWN_ERROR, type HookOptions } from './registry.js'
 export { snapshotArguments } from './snapshot.js'
+export { serviceObject } from './service-object.js'
 export { formatIssues } from './validate.js'
 export { codedError, codeOf, hasCode, TOOL_ERROR, CALLER_ERROR, type CodedError } from './errors.js'
 export type { SecretInputService, SecretInputRequest, SecretInputAnswer } from './secret-input.js'

@@ -2,6 +2,7 @@ import { type Context, Service } from 'cordis'
 import { z } from 'zod'
 import { codeOf, toolErrors } from './errors.js'
 import { snapshotArguments } from './snapshot.js'
+import { serviceObject } from './service-object.js'
 import type {
   ApprovalDecision,
   ApprovalService,
@@ -20,9 +21,6 @@ import type {
 } from './types.js'
 import { formatIssues } from './validate.js'
 import type { SecretInputService } from './secret-input.js'
-
-/** cordis' key for the object behind its tracing proxy (what `ctx.tools` hands callers). */
-const CORDIS_ORIGINAL = Symbol.for('cordis.original')
 
 declare module 'cordis' {
   interface Context {
@@ -164,7 +162,7 @@ export class ToolRegistry extends Service {
   async execute(execution: ToolExecution): Promise<ToolResult> {
     // Through cordis' proxy every `this.x` below builds a shadow context (profiled under load: a
     // large share of the server's CPU); the pipeline uses no caller context, so it runs on the object.
-    const self = ((this as unknown as Record<symbol, unknown>)[CORDIS_ORIGINAL] as this | undefined) ?? this
+    const self = serviceObject(this)
     if (self !== this) return self.execute(execution)
     let result: ToolResult
     try {
