@@ -1,7 +1,8 @@
 # Shell functions shared by the control helpers (control.sh, agent.sh). A command's processes are
 # found by its process group ($pg, the pid the wrapper reported; 0 for none) and by its marker ($mk)
 # in /proc/<pid>/environ, so descendants that left the group (setsid, nohup, double fork) are found
-# too. Zombies, kernel threads and exiting processes never count. `nap <ms>` is defined by each script.
+# too. Zombies, kernel threads and exiting processes never count. `nap <ms>` and `note <text>` (a report line
+# before the answer) are defined by each script.
 #
 # The same rigour as the local marker tracker (bash-local scan.ts and exact-kill.ts, issue 19): a
 # process inside execve reads an empty environment for a moment, so an empty environment with
@@ -54,6 +55,13 @@ sig() {
 }
 # SIGSTOP to a fixpoint (a stopped process cannot fork; a fork under way restarts or its child
 # is visible to the next scan), SIGKILL everything frozen, then confirm with two empty scans.
+# The SIGKILL goes to what the fixpoint's last scan found (every frozen process still alive is
+# found: stopped, it can neither exec nor leave), never to the list of pids frozen since the
+# start: a pid frozen in an early round whose process had already died (between its scan and the
+# SIGSTOP) may belong to a stranger by now (pids wrap within seconds on a busy host), such as
+# another request's scan loop of this very agent, which would then never answer. A frozen pid the
+# last scan does not find is dead or such a stranger, maybe stopped by us: it gets a SIGCONT, which
+# also cancels a SIGSTOP still pending (a state read could not tell: the stop takes effect later).
 freeze_kill() {
   local frozen=" " fresh p i n=0
   for ((i = 0; i < 200; i++)); do
@@ -62,7 +70,8 @@ freeze_kill() {
     [ -z "$fresh" ] && break
     grp STOP; kill -STOP $fresh 2>/dev/null; frozen+="${fresh# } "
   done
-  grp KILL; [ -n "${frozen// }" ] && kill -KILL $frozen 2>/dev/null
+  grp KILL; [ -n "$pids" ] && kill -KILL $pids 2>/dev/null
+  for p in $frozen; do case " $pids " in *" $p "*) ;; *) kill -CONT "$p" 2>/dev/null;; esac; done
   for ((i = 0; i < 250 && n < 2; i++)); do
     sscan
     if [ -z "$pids" ]; then n=$((n + 1)); continue; fi
@@ -82,10 +91,41 @@ terminate() {
   done
   freeze_kill
 }
-# Until no process is left; stops early (status 1) when nap says the requester is gone.
+# What the last settled scan still sees, in `desc`: `<pid>:<why>:<state>:<name>` per process, why
+# being `group` (in the process group), `marker` (outside it, carrying the marker) or `exec` (its
+# environment could not be read: inside an execve for a whole settled scan). At most 50 entries,
+# then `+<n>` for the rest, names cut at 15 characters: the line stays under PIPE_BUF (4096 bytes), so
+# the one write(2) of its echo cannot interleave with another request's answer on the agent's stdout.
+seen() {
+  local p l n st why k=0; desc=""
+  for p in $pids $unsure; do
+    if ((++k > 50)); then set -f; set -- $pids $unsure; set +f; desc+=" +$(($# - 50))"; break; fi
+    l=""; { read -r l <"/proc/$p/stat"; } 2>/dev/null
+    n=${l#*(}; n=${n%)*}; n=${n:0:15}; st=${l##*) }; st=${st%% *}
+    why=group
+    case " $xpids " in *" $p "*) why=marker;; esac
+    case " $unsure " in *" $p "*) why=exec;; esac
+    desc+=" $p:$why:${st:-gone}:${n//[^A-Za-z0-9._-]/?}"
+  done
+  desc=${desc# }
+}
+# Until no process is left; stops early (status 1) when nap says the requester is gone. With `$arg`
+# > 0 (ms), after that long, then twice as long more, and so on, `note` reports what the scans still see
+# (`still <desc>`): a wait that does not end explains itself. Time is the shell's SECONDS (whole
+# seconds of the wall clock), not a sum of naps: under load a scan can take longer than its nap.
 wait_empty() {
-  local step=10
+  local step=10 every=$(((arg + 999) / 1000)) due
+  due=$((SECONDS + every))
+  # Test hook: with DSH_SSH_TEST_STALL_WAITS in the remote environment (test/ssh.test.ts sets it
+  # through sshd's SetEnv) a wait stalls before its first scan, as one whose nap never returned or
+  # that was stopped: every wait, or with `once` a command's first wait in the agent (`stall`).
+  case ${DSH_SSH_TEST_STALL_WAITS-} in
+    "") ;;
+    once) [ -z "${stall-}" ] || read -r -u 9 _ ;;
+    *) read -r -u 9 _ 2>/dev/null || read -r _ ;;
+  esac
   until empty; do
+    if [ "$arg" -gt 0 ] && [ "$SECONDS" -ge "$due" ]; then seen; note "still $desc"; every=$((every * 2)); due=$((SECONDS + every)); fi
     nap $step || return 1
     [ $step -lt 200 ] && step=$((step * 2))
   done

@@ -3,6 +3,8 @@
 # connection dies), a `wait` stops at once instead of outliving its purpose.
 op=$1 pg=$2 mk=$3 arg=$4 pids="" xpids="" unsure="" eof=""
 @CONTROL_FUNCTIONS@
+# A report line before the answer (the answer is the last line).
+note() { echo "$*"; }
 nap() {
   local s; secs "$1"
   if [ -z "$eof" ]; then

@@ -3,6 +3,7 @@ import type { ClientChannel } from 'ssh2'
 import { type BashExecSpec, messageOf, TERMINAL_COLS, TERMINAL_ROWS, TERMINAL_TERM } from '@deepseek-ai/dsh-bash'
 import type { ExitFacts, LaunchedCommand } from '@deepseek-ai/dsh-bash-kit'
 import { lostMessage, sshErrors } from './errors.js'
+import { type EmptyWaitOptions, EmptyWait } from './empty-wait.js'
 import type { SshHost } from './host.js'
 import type { ChannelLease, Lease } from './pool.js'
 import { execText, HEADER_PREFIX, MAX_EXEC_TEXT_BYTES, UPLOAD_TEXT, wrapperScript } from './scripts.js'
@@ -12,6 +13,10 @@ export interface LaunchOptions {
   secretPatterns: readonly string[]
   /** Unique per command: inherited by every process it starts, so escapees are found. */
   marker: string
+  /** The kit's id of the launch (`bash-3`, `run-2`): how log lines name the command. Never sent to the host. */
+  name: string
+  /** See EmptyWaitOptions. */
+  wait: EmptyWaitOptions
 }
 
 /** Output accepted before the header (from the login shell's own startup files) before giving up. */
@@ -62,7 +67,7 @@ async function startRemote(host: SshHost, spec: BashExecSpec, options: LaunchOpt
   await host.exec(
     text,
     (lease) => {
-      command = new RemoteCommand(host, lease, occupancy, options.marker, spec, scriptPath, options.shell, terminal)
+      command = new RemoteCommand(host, lease, occupancy, options, spec, scriptPath, terminal)
     },
     undefined,
     pty && { pty },
@@ -90,9 +95,14 @@ class RemoteCommand implements LaunchedCommand {
   private rejectStarted!: (error: Error) => void
   private startSettled = false
   private termination?: Promise<void>
-  private emptied?: Promise<void>
-  private waiter?: ClientChannel
+  /** True once the termination's `term` answered. */
+  private terminated = false
+  private emptied?: EmptyWait
+  /** One-shot helper channels of `wait` requests (when the agent cannot run): ended at cleanup. */
+  private readonly waiters = new Set<ClientChannel>()
   private released = false
+  private readonly marker: string
+  private readonly shell: string
   private readonly channel: ClientChannel
   /** Startup stderr, kept to explain a failed start. */
   private startupStderr = ''
@@ -103,13 +113,14 @@ class RemoteCommand implements LaunchedCommand {
     private readonly lease: ChannelLease,
     /** The host's count of this command: released by release. */
     private readonly occupancy: Lease,
-    private readonly marker: string,
+    private readonly options: LaunchOptions,
     private readonly spec: BashExecSpec,
     private readonly scriptPath: string | undefined,
-    private readonly shell: string,
     /** Runs in a pty of sshd: stdout is the raw terminal stream (stderr merged), stderr stays empty. */
     readonly terminal: boolean,
   ) {
+    this.marker = options.marker
+    this.shell = options.shell
     this.channel = lease.channel
     this.exited = new Promise((resolve) => {
       this.resolveExited = resolve
@@ -272,22 +283,51 @@ class RemoteCommand implements LaunchedCommand {
   }
 
   terminate(graceMs: number): Promise<void> {
-    this.termination ??= this.control('term', graceMs).then(() => undefined)
+    this.termination ??= this.control('term', graceMs).then(() => {
+      this.terminated = true
+      this.emptied?.stopped()
+    })
     return this.termination
   }
 
+  /** Resolves when no process is left (see EmptyWait: reported while long, bounded once terminated). */
   whenEmpty(): Promise<void> {
-    this.emptied ??= this.control('wait', 0, (channel) => {
-      this.waiter = channel
-    }).then(() => undefined)
-    return this.emptied
+    if (!this.emptied) {
+      const command = this
+      this.emptied = new EmptyWait(
+        {
+          get name() {
+            return `${command.options.name} (remote pid ${command.pid}) on ${command.host.label}`
+          },
+          logger: this.host.logger,
+          request: (reportMs, onNote) =>
+            this.control(
+              'wait',
+              reportMs,
+              (channel) => {
+                this.waiters.add(channel)
+                channel.once('close', () => this.waiters.delete(channel))
+              },
+              onNote,
+            ),
+        },
+        this.options.wait,
+      )
+      if (this.terminated) this.emptied.stopped()
+    }
+    return this.emptied.done
   }
 
   /** A control operation on this command's processes; a connection that is gone makes it lost. */
-  private async control(op: 'count' | 'term' | 'wait', arg: number, onChannel?: (channel: ClientChannel) => void): Promise<string | undefined> {
+  private async control(
+    op: 'count' | 'term' | 'wait',
+    arg: number,
+    onChannel?: (channel: ClientChannel) => void,
+    onNote?: (note: string) => void,
+  ): Promise<string | undefined> {
     if (this.lost || !this.pid) return undefined
     try {
-      const answer = await this.host.control(this.lease, op, this.pid, this.marker, arg, onChannel)
+      const answer = await this.host.control(this.lease, op, this.pid, this.marker, arg, onChannel, onNote)
       if (answer === undefined && !this.released) this.markLost(lostMessage(this.host.label))
       return answer
     } catch (error) {
@@ -307,8 +347,9 @@ class RemoteCommand implements LaunchedCommand {
   cleanup(): void {
     if (this.released) return
     this.released = true
+    this.emptied?.dispose()
     // A waiter stops when its stdin ends.
-    this.waiter?.end()
+    for (const waiter of this.waiters) waiter.end()
     // Stops the loss watch, closes the channel, and lets the pool close an idle overflow connection.
     this.lease.release()
     if (this.scriptPath && !this.lost) {

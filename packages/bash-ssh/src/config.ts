@@ -61,6 +61,18 @@ export const sshConfigSchema = z
      * it a further connection to the same host is opened.
      */
     maxSessionsPerConnection: positiveInt('maxSessionsPerConnection').default(10),
+    /**
+     * A command whose shell exited while other processes of it still run (a background task is over
+     * only when none is left) is reported in the executor's log after this long (ms), then after
+     * twice as long more, and so on: the pids the remote agent still sees and why they count. A wait
+     * that stays silent past an expected report is logged and asked again. 0: neither.
+     */
+    waitReportMs: nonNegativeInt('waitReportMs').default(10_000),
+    /**
+     * How long (ms) the wait for a terminated command's processes may still take (its termination
+     * answered) before it is given up with a warning: a kill or a disposal never hangs on it.
+     */
+    stoppedWaitMs: positiveInt('stoppedWaitMs').default(15_000),
   })
   .strict()
 

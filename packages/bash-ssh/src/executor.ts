@@ -86,6 +86,8 @@ export class SshExecutor extends ProcessExecutor {
         shell: this.sshConfig.shell,
         secretPatterns: this.config.secretEnvPatterns,
         marker: `${this._markerPrefix}-${++this._markerSeq}`,
+        name: launch.id,
+        wait: { reportMs: this.sshConfig.waitReportMs, stoppedBoundMs: this.sshConfig.stoppedWaitMs },
       })
       this._launchHosts.set(launched, host.label)
       return launched

@@ -4,6 +4,7 @@ import type { ClientChannel, ExecOptions } from 'ssh2'
 import type { ConnectionSettings } from './connection.js'
 import { sshErrors } from './errors.js'
 import { type ChannelLease, ConnectionPool, type Lease, onceLease } from './pool.js'
+import { NOTE_PREFIX } from './control-agent.js'
 import { AGENT_SCRIPT, CONTROL_SCRIPT, execText } from './scripts.js'
 
 /** What a finished remote helper printed. */
@@ -39,8 +40,8 @@ export class SshHost {
     private readonly graceMs: number,
     /** The executor plugin's context: owner of the reconnection timer. */
     private readonly ctx: Context,
-    /** The executor plugin's logger: what cannot be cleaned up at disposal is said there. */
-    private readonly logger: Logger,
+    /** The executor plugin's logger: what cannot be cleaned up at disposal, and waits that do not end, are said there. */
+    readonly logger: Logger,
   ) {
     this.pool = new ConnectionPool(settings)
     this.reapDelay = settings.reconnectDelayMs
@@ -93,7 +94,8 @@ export class SshHost {
    * Runs a control operation for a command whose channel is `lease`: through its connection's
    * control agent when it can run, else through a one-shot helper channel. Resolves with the
    * answer (`count`: a number; `term`: `done`; `wait`: `empty`), or undefined when the connection
-   * is gone. Rejects when no channel can be opened at all.
+   * is gone. Rejects when no channel can be opened at all. `onNote` receives the report lines
+   * printed before the answer (`still …`, see NOTE_PREFIX), on both paths.
    */
   async control(
     lease: ChannelLease,
@@ -102,18 +104,28 @@ export class SshHost {
     marker: string,
     arg = 0,
     onChannel?: (channel: ClientChannel) => void,
+    onNote?: (note: string) => void,
   ): Promise<string | undefined> {
     if (lease.alive) {
       const agent = await lease.controlAgent(this.agentText)
       if (agent) {
-        const answer = await agent.request(op, pgid, marker, arg)
+        const answer = await agent.request(op, pgid, marker, arg, onNote)
         if (answer !== undefined) return answer
       }
     }
     // The command's channel lived on this connection: without it, the command is lost.
     if (!lease.alive) return undefined
-    const result = await this.runHelper(this.controlText(op, pgid, marker, arg), { stdin: null, onChannel })
-    return result.lost ? undefined : result.stdout.trim()
+    const result = await this.runHelper(this.controlText(op, pgid, marker, arg), {
+      stdin: null,
+      onChannel: (channel) => {
+        if (onNote) forEachLine(channel, (line) => line.startsWith(NOTE_PREFIX) && onNote(line))
+        onChannel?.(channel)
+      },
+    })
+    if (result.lost) return undefined
+    // The answer is the last line; report lines come before it.
+    const lines = result.stdout.split('\n').filter((line) => line !== '' && !line.startsWith(NOTE_PREFIX))
+    return (lines.at(-1) ?? '').trim()
   }
 
   private get agentText(): string {
@@ -199,6 +211,19 @@ export class SshHost {
     }
     this.pool.close()
   }
+}
+
+/** Calls `listener` with each complete stdout line of `channel` as it arrives. */
+function forEachLine(channel: ClientChannel, listener: (line: string) => void): void {
+  let buffer = ''
+  channel.on('data', (chunk: Buffer) => {
+    buffer += chunk.toString('utf8')
+    let newline: number
+    while ((newline = buffer.indexOf('\n')) >= 0) {
+      listener(buffer.slice(0, newline))
+      buffer = buffer.slice(newline + 1)
+    }
+  })
 }
 
 /** Collects what a helper prints until its channel closes. Attached synchronously (see SshConnection.exec). */

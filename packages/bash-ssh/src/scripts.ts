@@ -105,7 +105,7 @@ const script = (name: string) => readScript(new URL(`../scripts/${name}`, import
  * processes found by process group and by marker, settled scans, the freezing kill, `terminate`
  * and `wait_empty`.
  */
-const CONTROL_FUNCTIONS = fillScript(script('control-functions.sh'), { MARKER_VARIABLE })
+export const CONTROL_FUNCTIONS = fillScript(script('control-functions.sh'), { MARKER_VARIABLE })
 
 /**
  * A one-shot control helper (scripts/control.sh): `<op> <pgid> <marker> <arg>` with op `count`,

@@ -16,11 +16,15 @@ describe.skipIf(skip !== undefined)('ssh executor against a real sshd', () => {
       sshd = await startSshd(keys, 'conformance')
     })
     afterAll(async () => {
-      // No process of the test user survives the suite, not even sshd's per-connection processes:
-      // every executor was disposed and closed its connections.
-      await vi.waitFor(() => expect(userProcesses(keys.user)).toEqual([]), { timeout: 20_000, interval: 100 })
-      await sshd?.stop()
-      keys.remove()
+      try {
+        // No process of the test user survives the suite, not even sshd's per-connection processes:
+        // every executor was disposed and closed its connections.
+        await vi.waitFor(() => expect(userProcesses(keys.user)).toEqual([]), { timeout: 20_000, interval: 100 })
+      } finally {
+        // Also when that check fails: a failed run must not leave its server listening.
+        await sshd?.stop()
+        keys.remove()
+      }
     })
   }
 

@@ -3,8 +3,10 @@ import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { Context } from 'cordis'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { recordLogs } from '@deepseek-ai/dsh-bash'
 import { trackInstances, uniqueMarker as digits } from '@deepseek-ai/dsh-bash/conformance'
 import { hostMatches, parseSshConfig, parseSshTarget, SSH_ERROR, SshExecutor } from '../src/index.js'
+import { describeNote } from '../src/empty-wait.js'
 import { createSsh, hostEntry, type SshInstance } from './helpers.js'
 import { makeKeys, type SshdInstance, startSshd, TEST_USER, type TestKeys, unavailableReason, userProcesses } from './sshd.js'
 
@@ -21,6 +23,17 @@ describe('config', () => {
     const config = parseSshConfig({ hosts: [host] })
     expect(config.hosts[0].port).toBe(22)
     expect(config).toMatchObject({ shell: 'bash', timeoutMs: 120_000, graceMs: 3_000, connectAttempts: 3, maxSessionsPerConnection: 10 })
+    expect(config).toMatchObject({ waitReportMs: 10_000, stoppedWaitMs: 15_000 })
+  })
+
+  it("words the remote agent's wait reports: pid, name, state and why each process counts", () => {
+    expect(describeNote('still 12:group:S:sleep 13:marker:T:bash 14:exec:R:?')).toBe(
+      '12 sleep (state S, in its process group), 13 bash (state T, outside the group, carrying its marker), ' +
+        '14 ? (state R, environment unreadable: inside an execve for a whole settled scan)',
+    )
+    expect(describeNote('still 15:group:gone:')).toBe('15 ? (state gone, in its process group)')
+    expect(describeNote('still ')).toBe('nothing (a process ended between two scans)')
+    expect(describeNote('still 16:marker:S:x +7')).toBe('16 x (state S, outside the group, carrying its marker), and 7 more')
   })
 
   it('names the bad key', () => {
@@ -69,6 +82,10 @@ describe.skipIf(skip !== undefined)('against real sshd servers', () => {
   let keys: TestKeys
   let a: SshdInstance
   let b: SshdInstance
+  /** A server whose control waits stall (the scripts' test hook): a wait that never answers. */
+  let stall: SshdInstance
+  /** A server where only a command's first wait stalls (as one stopped or killed by a stranger). */
+  let stallOnce: SshdInstance
   // One disposal after the other: they close connections to the same sshd.
   const instances = trackInstances<SshInstance>({ sequential: true })
 
@@ -85,15 +102,23 @@ describe.skipIf(skip !== undefined)('against real sshd servers', () => {
     a = await startSshd(keys, 'a')
     // A server that allows fewer sessions per connection than the executor assumes.
     b = await startSshd(keys, 'b', { maxSessions: 3 })
+    stall = await startSshd(keys, 'stall', { setEnv: 'DSH_SSH_TEST_STALL_WAITS=1' })
+    stallOnce = await startSshd(keys, 'stall-once', { setEnv: 'DSH_SSH_TEST_STALL_WAITS=once' })
   })
 
   afterAll(async () => {
     // Every executor is disposed: no process of the test user is left on the "remote" machine, not
     // even sshd's per-connection processes (all connections are closed).
-    if (keys) await vi.waitFor(() => expect(userProcesses()).toEqual([]), WAIT)
-    await a?.stop()
-    await b?.stop()
-    keys?.remove()
+    try {
+      if (keys) await vi.waitFor(() => expect(userProcesses()).toEqual([]), WAIT)
+    } finally {
+      // Also when that check fails: a failed run must not leave its servers listening.
+      await a?.stop()
+      await b?.stop()
+      await stall?.stop()
+      await stallOnce?.stop()
+      keys?.remove()
+    }
   })
 
   describe('host keys', () => {
@@ -334,6 +359,76 @@ describe.skipIf(skip !== undefined)('against real sshd servers', () => {
       } finally {
         await instances.disposeAll()
         await d.stop()
+      }
+    })
+  })
+
+  describe('waiting for a task to be over', () => {
+    it('a task whose processes live on is logged, naming the pids the remote agent still sees and why', async () => {
+      const logs = recordLogs()
+      try {
+        const bash = await executor({ waitReportMs: 300 })
+        const m = digits()
+        const task = bash.start(bash.resolve({ command: `sleep 1000.${m} & setsid sleep 1000.${m} & echo started` }))
+        await vi.waitFor(() => expect(userProcesses(TEST_USER, `sleep 1000.${m}`)).toHaveLength(2), WAIT)
+        // The first report may come before the second sleeper's exec: the one naming both.
+        const sleeper = /(\d+) sleep \(state [A-Z], ([^)]*)\)/g
+        const report = () => logs.lines.map((line) => line.content).find((text) => text.includes('still sees') && [...text.matchAll(sleeper)].length === 2)
+        await vi.waitFor(() => expect(report()).toBeDefined(), WAIT)
+        const text = report()!
+        expect(text).toMatch(new RegExp(`^${task.id} \\(remote pid \\d+\\) on ${TEST_USER}@127\\.0\\.0\\.1:${a.port} has waited [\\d.]+ s for its processes to end; the remote control agent still sees `))
+        // Both sleepers, each with its reason: one in the group, one outside it (setsid) with the marker.
+        const sleepers = userProcesses(TEST_USER, `sleep 1000.${m}`).map((line) => line.split(' ')[0])
+        const named = [...text.matchAll(sleeper)]
+        expect(named.map(([, pid]) => pid).sort()).toEqual(sleepers.sort())
+        expect(named.map(([, , why]) => why).sort()).toEqual(['in its process group', 'outside the group, carrying its marker'])
+        expect(task.status).toBe('running')
+        expect(await bash.kill(task.id)).toBe(true)
+        expect(userProcesses(TEST_USER, `sleep 1000.${m}`)).toEqual([])
+      } finally {
+        logs.stop()
+      }
+    })
+
+    it('a wait that never answers: logged as silent; kill and disposal still end within stoppedWaitMs, and nothing is left on the host', async () => {
+      const logs = recordLogs()
+      try {
+        const bash = await executor({ waitReportMs: 200, stoppedWaitMs: 1_000 }, [stall])
+        const m = digits()
+        const killed = bash.start(bash.resolve({ command: `sleep 1000.${m} & echo started` }))
+        const disposed = bash.start(bash.resolve({ command: `setsid sleep 1000.${m} & echo started` }))
+        await vi.waitFor(() => expect(userProcesses(TEST_USER, `sleep 1000.${m}`)).toHaveLength(2), WAIT)
+        const texts = () => logs.lines.map((line) => line.content)
+        const silent = (id: string) => texts().some((text) => text.startsWith(`${id} (remote pid `) && text.includes('no report of what it still sees'))
+        await vi.waitFor(() => expect([silent(killed.id), silent(disposed.id)]).toEqual([true, true]), WAIT)
+        // The stalled wait would hold the task (and so the kill) forever: the bound ends it.
+        expect(await bash.kill(killed.id)).toBe(true)
+        expect(killed.status).toBe('killed')
+        expect(texts().find((text) => text.startsWith(`${killed.id} (remote pid `) && text.includes('gave up waiting'))).toBeDefined()
+        expect(disposed.status).toBe('running')
+        await instances.disposeAll()
+        expect(disposed.status).toBe('killed')
+        expect(userProcesses(TEST_USER, `sleep 1000.${m}`)).toEqual([])
+        // The agent ended its stalled waits when its connection closed: none of its processes is left
+        // (the agent and its subshells run as `dsh-bash-ssh-agent`; the file's afterAll checks the rest).
+        await vi.waitFor(() => expect(userProcesses(TEST_USER, 'dsh-bash-ssh-agent')).toEqual([]), WAIT)
+      } finally {
+        logs.stop()
+      }
+    })
+
+    it('a silent wait is asked again: a task whose first remote wait stalled still ends by itself', async () => {
+      const logs = recordLogs()
+      try {
+        const bash = await executor({ waitReportMs: 200 }, [stallOnce])
+        const task = bash.start(bash.resolve({ command: 'sleep 0.2; echo done' }))
+        // Without the second wait, done would never come (the first one stalls for good).
+        await task.done
+        expect(task).toMatchObject({ status: 'completed', exitCode: 0 })
+        expect(bash.readOutput(task.id).delta).toBe('done\n')
+        expect(logs.lines.some((line) => line.content.startsWith(`${task.id} (remote pid `) && line.content.endsWith('(its wait is not scanning): asking again'))).toBe(true)
+      } finally {
+        logs.stop()
       }
     })
   })
