@@ -176,6 +176,10 @@ export class ConnectionPool {
 
   private async reserve(attempts?: number): Promise<Pooled> {
     for (;;) {
+      // Checked on every pass: a connection that `close()` ended while it was being awaited sends
+      // this loop round again, and a new connection made then would outlive the pool (an sshd
+      // session left behind after disposal, seen when a task's fresh wait raced the disposal).
+      if (this.closed) throw sshErrors.poolClosed(this.label)
       let pooled = this.connections.find((p) => p.connection.state !== 'closed' && p.sessions < p.capacity)
       if (!pooled) {
         const connection = new SshConnection(attempts === undefined ? this.settings : { ...this.settings, connectAttempts: attempts })
