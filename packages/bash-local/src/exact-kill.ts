@@ -1,5 +1,5 @@
 import { sleep } from '@deepseek-ai/dsh-bash'
-import { signalPid } from './proc.js'
+import { readStat, signalPid } from './proc.js'
 import type { TreeScan } from './scan.js'
 
 /** Consecutive settled scans that must find nothing before a tree is called empty. */
@@ -20,14 +20,15 @@ export interface KillTarget {
 /**
  * SIGKILLs every process of a tree that is found by scanning /proc, leaving none alive:
  *
- * 1. Freeze: SIGSTOP the group and each process found, rescan, SIGSTOP what is new, until a
- *    settled scan finds nothing new (the fixpoint). A process with SIGSTOP pending cannot fork: the
- *    kernel checks for pending signals under the same lock that makes a new child visible, so a
+ * 1. Freeze: SIGSTOP each process a settled scan found and their group (while one of them is in
+ *    it), rescan, SIGSTOP what is new, until a settled scan finds nothing new (the fixpoint). A
+ *    process with SIGSTOP pending cannot fork: the kernel checks for pending signals under the same lock that makes a new child visible, so a
  *    fork either restarts (no child) or its child is already in /proc for the next scan; and a
  *    child caught inside execve is waited for by the settled scan. Killing without the freeze
  *    raced a tree that forks faster than a scan: each round found and killed some, while the rest
  *    forked children that the next round had to find again.
- * 2. SIGKILL everything frozen (a stopped process dies from SIGKILL at once).
+ * 2. SIGKILL everything the last scan found (all of it frozen; a stopped process dies from SIGKILL
+ *    at once); a frozen pid it no longer finds has ended and gets SIGCONT, never SIGKILL.
  * 3. Confirm: SIGKILL whatever a settled scan still finds, until `CONFIRM_SCANS` consecutive
  *    settled scans find nothing.
  *
@@ -36,42 +37,59 @@ export interface KillTarget {
 export async function freezeAndKill(target: KillTarget, limitMs = KILL_LIMIT_MS): Promise<boolean> {
   const deadline = performance.now() + limitMs
   const frozen = new Set<number>()
-  const group = (signal: NodeJS.Signals) => {
-    if (!target.pgid) return
+  // The group is signalled only while a process the latest scan found is in it: a group whose
+  // members are all gone leaves its number free, and a stranger's new session can take it (pid_max
+  // is 32768 here; fork-heavy load wraps it in seconds). Signalled before the first scan, a reused
+  // number would have stopped a stranger's whole group.
+  const group = (signal: NodeJS.Signals, scan: TreeScan) => {
+    if (!target.pgid || !hasGroupMember(scan, target.pgid)) return
     try {
       process.kill(-target.pgid, signal)
     } catch {
       // ESRCH: no member left.
     }
   }
-  group('SIGSTOP')
+  let scan = await target.scan()
   for (;;) {
-    const scan = await target.scan()
+    group('SIGSTOP', scan)
     const fresh = [...scan.found].filter((pid) => !frozen.has(pid))
     if (fresh.length === 0 || performance.now() >= deadline) break
     for (const pid of fresh) {
       signalPid(pid, 'SIGSTOP')
       frozen.add(pid)
     }
-    group('SIGSTOP')
+    scan = await target.scan()
   }
-  group('SIGKILL')
-  for (const pid of frozen) signalPid(pid, 'SIGKILL')
+  // What the last scan still finds, not every pid frozen since the start: a stopped process of the
+  // tree stays in every scan, so a frozen pid missing from the last one has ended (killed by someone
+  // else, or gone before its SIGSTOP landed) and its number may be a stranger's by now. Those get
+  // SIGCONT instead: if a stranger did take the number in the moment between a scan and its
+  // SIGSTOP, it runs on.
+  group('SIGKILL', scan)
+  for (const pid of scan.found) signalPid(pid, 'SIGKILL')
+  for (const pid of frozen) if (!scan.found.has(pid)) signalPid(pid, 'SIGCONT')
   let empty = 0
   let pause = 1
   while (empty < CONFIRM_SCANS) {
-    const scan = await target.scan()
+    scan = await target.scan()
     if (scan.found.size === 0) {
       empty++
       continue
     }
     empty = 0
     if (performance.now() >= deadline) return false
-    group('SIGKILL')
+    group('SIGKILL', scan)
     for (const pid of scan.found) signalPid(pid, 'SIGKILL')
     // A killed process is found until it is a zombie: give the kernel a moment, then a longer one.
     await sleep(pause)
     pause = Math.min(pause * 2, 50)
   }
   return true
+}
+
+/** True when a process the scan found is in group `pgid` (its leader first: one lookup in the common case). */
+function hasGroupMember(scan: TreeScan, pgid: number): boolean {
+  if (scan.found.has(pgid)) return true
+  for (const pid of scan.found) if (readStat(pid)?.pgid === pgid) return true
+  return false
 }
