@@ -124,10 +124,12 @@ static void start(long id, char **fields, size_t count) {
   size_t nextra = strtoul(fields[4], NULL, 10), at = 5 + 2 * nextra;
   if (nextra > 1000 || at + 1 > count) return reply_error(id, "malformed request", EINVAL);
   char **extra = fields + 5;
+  /* Each count is checked against the fields there are before any sum: a count near SIZE_MAX (strtoul
+     of "-1") would wrap the sums and pass. */
   size_t nargs = strtoul(fields[at], NULL, 10);
-  if (at + 1 + nargs + 1 > count) return reply_error(id, "malformed request", EINVAL);
+  if (nargs >= count || at + 1 + nargs + 1 > count) return reply_error(id, "malformed request", EINVAL);
   size_t nenv = strtoul(fields[at + 1 + nargs], NULL, 10);
-  if (at + 2 + nargs + nenv > count) return reply_error(id, "malformed request", EINVAL);
+  if (nenv >= count || at + 2 + nargs + nenv > count) return reply_error(id, "malformed request", EINVAL);
   char **argv = malloc((nargs + 1) * sizeof *argv), **envp = malloc((nenv + 1) * sizeof *envp);
   int *opened = malloc((nextra + 1) * sizeof *opened);
   if (!argv || !envp || !opened) _exit(70);
@@ -194,7 +196,7 @@ static void start(long id, char **fields, size_t count) {
 static void make_fifos(long id, char **fields, size_t count) {
   size_t npaths = count > 0 ? strtoul(fields[0], NULL, 10) : 0;
   int failure = 0;
-  if (1 + npaths > count) failure = EINVAL;
+  if (npaths >= count || 1 + npaths > count) failure = EINVAL;
   /* Some may exist even when one failed: the server adopts whatever FIFO is there. */
   for (size_t i = 0; i < npaths && 1 + i < count; i++)
     if (mkfifo(fields[1 + i], 0600) < 0 && !failure) failure = errno;

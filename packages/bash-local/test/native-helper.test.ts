@@ -50,6 +50,27 @@ describe.skipIf(!native)('native launcher helper', () => {
       stream.on('close', () => resolve(out))
     })
 
+  it('a request whose counts do not fit its fields is refused as malformed, counts near SIZE_MAX included, and the helper keeps serving', () => {
+    // The raw protocol: a byte count, a newline, then NUL-terminated fields (see native/launcher.c).
+    const frame = (fields: string[]) => {
+      const payload = Buffer.from(fields.map((field) => `${field}\0`).join(''))
+      return Buffer.concat([Buffer.from(`${payload.length}\n`), payload])
+    }
+    const start = (id: number, nargs: string, nenv: string) => ['S', String(id), '/bin/true', '/', '/dev/null', '/dev/null', '0', nargs, '/bin/true', nenv, 'A=b']
+    const input = Buffer.concat([
+      frame(start(1, '18446744073709551615', '1')), // nargs = SIZE_MAX: the sums would wrap
+      frame(start(2, '1', '18446744073709551614')), // nenv near SIZE_MAX
+      frame(start(3, '5', '1')), // more argv than fields
+      frame(['F', '4', '18446744073709551615']), // mkfifo with npaths = SIZE_MAX
+      frame(start(5, '1', '1')), // a good one after them: still served
+    ])
+    const out = execFileSync(native!, [], { input, encoding: 'utf8', timeout: 10_000 })
+    const replies = out.trim().split('\n').map((line) => JSON.parse(line) as { id: number; error?: string; pid?: number; exitCode?: number })
+    for (const id of [1, 2, 3]) expect(replies.find((r) => r.id === id)?.error, `request ${id}`).toMatch(/malformed request/)
+    expect(replies.find((r) => r.id === 4)?.error).toMatch(/mkfifo/)
+    expect(replies.find((r) => r.id === 5 && r.pid !== undefined)).toBeDefined()
+  })
+
   it('the shipped binary is the build of native/launcher.c (scripts/build-native.sh builds its hash in)', () => {
     const source = readFileSync(new URL('../native/launcher.c', import.meta.url))
     const sha = createHash('sha256').update(source).digest('hex')
