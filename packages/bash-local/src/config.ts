@@ -21,10 +21,11 @@ export const localConfigSchema = z
      * Who forks the commands: this process's event loop (`spawn`, Node's synchronous fork), or a
      * small long-lived launcher helper process per executor (`helper`), so that a start never blocks
      * the server's loop and its cost does not grow with the server's memory. `helper` needs real
-     * pipes (outputPipes `fifo`: with sockets every command is spawned here); a command with stdin, a
-     * wrapper's extra descriptors (bwrap) and an interactive command (a pty) are still spawned here,
-     * but the helper then still makes the FIFOs. Default `helper`. See bench/README.md, "Launcher".
-     * `helper` is the native helper (native/launcher.c, prebuilt for x86-64 and arm64 Linux: it starts
+     * pipes (outputPipes `fifo`: with sockets every command is spawned here); a command with stdin and
+     * an interactive command (a pty) are still spawned here, but the helper then still makes the
+     * FIFOs; a wrapper's extra descriptors (bwrap's) go through the helper. Default `helper`. See
+     * bench/README.md, "Launcher".
+     * `helper` is the native helper (native/launcher.c, prebuilt for x86-64 Linux so far: it starts
      * commands with vfork, about twice as cheap as a fork of any Node process) where the package ships
      * one this process may execute, else the Node helper (dist/launcher-helper.js); `helper-native`
      * and `helper-node` ask for one of them (`helper-native` is a config error where none ships).

@@ -13,7 +13,7 @@ const HELPER_PATH = fileURLToPath(new URL('../dist/launcher-helper.js', import.m
 
 /**
  * Which helper forks the commands: `native` (native/launcher.c, prebuilt and shipped in the package
- * for x86-64 and arm64 Linux: it starts each command with vfork, ~2x cheaper than any fork of a
+ * for x86-64 Linux so far, arm64 where one is built: it starts each command with vfork, ~2x cheaper than any fork of a
  * Node process here; bench/README.md, "Launcher, third round") or `node` (dist/launcher-helper.js).
  */
 export type HelperKind = 'native' | 'node'
@@ -53,8 +53,8 @@ interface Pending {
 /**
  * The server's end of the launcher helper (`launcher: 'helper'`): one helper process per executor,
  * started at the first command, that forks the commands so that this event loop never forks.
- * Only plans with real pipes, no stdin and no extra descriptors go through it (see `canUse`); the
- * others are spawned here as before.
+ * Only plans with real pipes and no stdin go through it (see `canUse`); the others are spawned
+ * here as before. Extra descriptors (the sandbox's) go by their /proc path, like the pipes' write ends.
  */
 export class LauncherHelper {
   #child?: ChildProcess

@@ -140,12 +140,12 @@ export class McpHost {
     return [...this._sessions]
   }
 
-  /** A new session; connect `session.server` to a transport. */
   /** The turn queue shared by this host's sessions and its HTTP front (see loop-turns.ts). */
   get turns(): LoopTurns {
     return this._options.turns
   }
 
+  /** A new session; connect `session.server` to a transport. */
   createSession(): McpSession {
     if (this._closed) throw mcpErrors.badState('the MCP host is closed')
     const session = new McpSession(this._ctx ?? this._context, this._options, `s${++this._seq}`, (s) => this._sessions.delete(s))
