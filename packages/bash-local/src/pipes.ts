@@ -164,44 +164,34 @@ export class FifoPipePool {
     if (this.#disposed) return Promise.resolve(0)
     this.#refill ??= new Promise<number>((resolve) => {
       const paths = this.#batchPaths()
-      const done = (failure: string | undefined) => {
-        this.#refill = undefined
-        if (this.#disposed) {
-          // Made for a pool disposed meanwhile: the directory is gone or going; remove what is left.
-          for (const path of paths) unlinkQuietly(path)
-          resolve(0)
-          return
+      // Adopts the batch `slice` FIFOs per loop turn (all at once: no turn is waited for). A pool
+      // disposed meanwhile removes what was made for it instead (its directory is gone or going).
+      const adoptBatch = async (failure: string | undefined, slice: number) => {
+        let added = 0
+        for (let i = 0; i < paths.length; i += slice) {
+          if (i > 0) await new Promise<void>((next) => setImmediate(next))
+          const part = paths.slice(i, i + slice)
+          if (this.#disposed) for (const path of part) unlinkQuietly(path)
+          else added += this.#adopt(part)
         }
-        const added = this.#adopt(paths)
-        if (added === 0) this.#lastFailure = failure || 'no FIFO was made'
+        this.#refill = undefined
+        if (added === 0 && !this.#disposed) this.#lastFailure = failure || 'no FIFO was made'
         resolve(added)
       }
       if (this.#maker) {
         // Opening and unlinking 64 FIFOs is ~0.1 ms each here: adopted in slices, one per loop
         // turn, so that a batch never holds the loop for more than a couple of milliseconds.
-        const adoptSliced = async (failure: string | undefined) => {
-          let added = 0
-          for (let i = 0; i < paths.length; i += ADOPT_SLICE) {
-            if (i > 0) await new Promise<void>((next) => setImmediate(next))
-            const slice = paths.slice(i, i + ADOPT_SLICE)
-            if (this.#disposed) for (const path of slice) unlinkQuietly(path)
-            else added += this.#adopt(slice)
-          }
-          this.#refill = undefined
-          if (added === 0 && !this.#disposed) this.#lastFailure = failure || 'no FIFO was made'
-          resolve(added)
-        }
         this.#maker(this.#mkfifo, paths).then(
-          () => adoptSliced(undefined),
+          () => adoptBatch(undefined, ADOPT_SLICE),
           (error: unknown) => {
             // The helper is gone or failed: this pool makes its batches itself from now on.
             this.#maker = undefined
-            return adoptSliced((error as Error).message)
+            return adoptBatch((error as Error).message, ADOPT_SLICE)
           },
         )
         return
       }
-      execFile(this.#mkfifo, ['-m', '600', '--', ...paths], (error, _stdout, stderr) => done(String(stderr).trim() || error?.message))
+      execFile(this.#mkfifo, ['-m', '600', '--', ...paths], (error, _stdout, stderr) => void adoptBatch(String(stderr).trim() || error?.message, paths.length))
     })
     return this.#refill
   }
