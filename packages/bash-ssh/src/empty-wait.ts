@@ -121,6 +121,11 @@ export class EmptyWait {
     this.settle()
   }
 
+  /**
+   * A plain timer, not `pluginTimer`: the bound after a termination must fire while the executor
+   * plugin is being disposed (its context then refuses new effects), or the disposal would wait on
+   * this forever. Every timer is cleared when the wait ends, and `cleanup` ends it.
+   */
   private after(ms: number, callback: () => void): void {
     if (this.settled) return
     const timer = setTimeout(() => {
