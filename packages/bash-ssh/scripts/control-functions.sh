@@ -127,6 +127,8 @@ wait_empty() {
   until empty; do
     if [ "$arg" -gt 0 ] && [ "$SECONDS" -ge "$due" ]; then seen; note "still $desc"; every=$((every * 2)); due=$((SECONDS + every)); fi
     nap $step || return 1
-    [ $step -lt 200 ] && step=$((step * 2))
+    # An `if`, not `&&`: an until loop's status is its body's last command's, and a false test
+    # there made the wait end without its answer once the step had reached 200 ms.
+    if [ $step -lt 200 ]; then step=$((step * 2)); fi
   done
 }
