@@ -15,19 +15,17 @@ import type { ProcessTracker } from './tracker.js'
 export class MarkerTracker implements ProcessTracker {
   readonly kind = 'marker' as const
   readonly env: Readonly<Record<string, string>>
-  private readonly match: { env: { name: string; value: string }; pgid?: number }
   private readonly scanner: TreeScanner
   /** Consecutive `isEmpty` scans that found nothing. */
   private emptyScans = 0
 
   constructor(private readonly marker: string) {
     this.env = { [MARKER_VARIABLE]: marker }
-    this.match = { env: { name: MARKER_VARIABLE, value: marker } }
-    this.scanner = new TreeScanner(this.match)
+    this.scanner = new TreeScanner({ env: { name: MARKER_VARIABLE, value: marker } })
   }
 
   attach(pid: number): void {
-    this.match.pgid = pid
+    this.scanner.claimGroup(pid)
   }
 
   pids(): number[] {
@@ -45,7 +43,7 @@ export class MarkerTracker implements ProcessTracker {
   }
 
   async killAll(): Promise<void> {
-    await freezeAndKill({ scan: () => this.scanner.settled(), pgid: this.match.pgid ?? 0 })
+    await freezeAndKill({ scan: () => this.scanner.settled(), pgid: this.scanner.group })
   }
 
   isEmpty(): boolean {

@@ -49,18 +49,24 @@ export class ProcessGroupTracker implements ProcessTracker {
   signalAll(signal: NodeJS.Signals): number[] {
     if (!this.pgid) return []
     const members = this.pids()
+    const inGroup = new Set(members.filter((pid) => readStat(pid)?.pgid === this.pgid))
     const signalled: number[] = []
-    try {
-      process.kill(-this.pgid, signal)
-      // The group's leader is the command's main process (a new session per command): reached.
-      signalled.push(this.pgid)
-    } catch {
-      // ESRCH: the group is empty.
+    // The group as a whole only while a member was just found in it: a freed group number can be a
+    // stranger's new session (group-claim.ts). Without /proc nothing can be proved, and the group
+    // signal is all there is.
+    if (!this.proc || inGroup.size > 0) {
+      try {
+        process.kill(-this.pgid, signal)
+        // The group's leader is the command's main process (a new session per command): reached.
+        signalled.push(this.pgid)
+      } catch {
+        // ESRCH: the group is empty.
+      }
     }
     for (const pid of members) {
       // Children that left the group (found through their parent) get it one by one. Only those: a
       // member still in the group has it already, and a second SIGTERM runs a shell's TERM trap twice.
-      if (readStat(pid)?.pgid === this.pgid) continue
+      if (inGroup.has(pid)) continue
       signalPid(pid, signal)
       if (signal === 'SIGTERM') signalPid(pid, 'SIGCONT')
       signalled.push(pid)
@@ -76,7 +82,7 @@ export class ProcessGroupTracker implements ProcessTracker {
       return
     }
     const scanner = this.scanner
-    await freezeAndKill({ scan: () => scanner.settled(), pgid: this.pgid })
+    await freezeAndKill({ scan: () => scanner.settled(), pgid: scanner.group })
   }
 
   isEmpty(): boolean {

@@ -10,6 +10,11 @@ export interface ProcStat {
   state: string
   /** The kernel's PF_* flags (PF_EXITING 0x4, PF_KTHREAD 0x200000). */
   flags: number
+  /**
+   * When the process started, in clock ticks since boot (field 22). With the pid it names one
+   * process: a reused pid has a later start. Never a wall-clock time.
+   */
+  start: number
 }
 
 /** PF_EXITING and PF_KTHREAD from include/linux/sched.h (the `flags` field of /proc/<pid>/stat). */
@@ -42,7 +47,8 @@ export function parseStat(pid: number, text: string): ProcStat {
   // The command name (field 2) is in parentheses and may itself contain spaces or parentheses.
   const close = text.lastIndexOf(')')
   const rest = text.slice(close + 2).split(' ')
-  return { pid, state: rest[0], ppid: Number(rest[1]), pgid: Number(rest[2]), sid: Number(rest[3]), flags: Number(rest[6]) }
+  // Field N of the man page is rest[N - 3]: state is field 3, starttime field 22.
+  return { pid, state: rest[0], ppid: Number(rest[1]), pgid: Number(rest[2]), sid: Number(rest[3]), flags: Number(rest[6]), start: Number(rest[19]) }
 }
 
 /** True when the process exists and is not a zombie. */

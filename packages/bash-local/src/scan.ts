@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs'
 import { sleep } from '@deepseek-ai/dsh-bash'
+import { GroupClaim } from './group-claim.js'
 import { allPids, parseStat, PF_EXITING, PF_KTHREAD, type ProcStat } from './proc.js'
 
 /**
@@ -110,29 +111,40 @@ export interface TreeScan {
   unsure: Set<number>
 }
 
+/** One pass of `scanTree`: a `TreeScan`, and what it saw of the group. */
+export interface TreePass extends TreeScan {
+  /** Members of `match.pgid` it saw, alive or inside an exec (0 without a group). */
+  inGroup: number
+}
+
 /**
  * One pass over /proc. A process is of the tree when it carries the marker, is in the group, or
  * (closure) its parent is of the tree: a child that cleared its environment and left the group is
  * still found while its parent lives.
  */
-export function scanTree(match: TreeMatch): TreeScan {
+export function scanTree(match: TreeMatch): TreePass {
   const needle = match.env ? Buffer.from(`${match.env.name}=${match.env.value}\0`) : undefined
   const found = new Set<number>()
   const unsure = new Set<number>()
   const parents = new Map<number, number>()
+  let inGroup = 0
   for (const pid of allPids()) {
     if (pid === process.pid) continue
     const seen = sight(pid, needle !== undefined)
     if (seen.kind === 'unsure') {
-      if (match.pgid && seen.stat.pgid === match.pgid) found.add(pid)
-      else unsure.add(pid)
+      if (match.pgid && seen.stat.pgid === match.pgid) {
+        found.add(pid)
+        inGroup++
+      } else unsure.add(pid)
       parents.set(pid, seen.stat.ppid)
       continue
     }
     if (seen.kind !== 'live') continue
     parents.set(pid, seen.stat.ppid)
-    if (match.pgid && seen.stat.pgid === match.pgid) found.add(pid)
-    else if (needle && hasVariable(seen.environ, needle)) found.add(pid)
+    if (match.pgid && seen.stat.pgid === match.pgid) {
+      found.add(pid)
+      inGroup++
+    } else if (needle && hasVariable(seen.environ, needle)) found.add(pid)
   }
   // Children of the tree are of the tree (repeat: grandchildren of a child found this way).
   for (let grew = true; grew; ) {
@@ -145,7 +157,7 @@ export function scanTree(match: TreeMatch): TreeScan {
       }
     }
   }
-  return { found, unsure }
+  return { found, unsure, inGroup }
 }
 
 /** True when `environ` (NUL-separated) holds `needle` (`NAME=value\0`) as a whole variable. */
@@ -168,15 +180,42 @@ export const SETTLE_LIMIT_MS = 2_000
  */
 export class TreeScanner {
   private readonly stuck = new Set<number>()
+  private readonly env: TreeMatch['env']
+  private claim: GroupClaim
 
+  /**
+   * `match.env` is matched as given; `match.pgid` (or a later `claimGroup`) only while the group is
+   * provably still the command's (group-claim.ts: a freed group number can be a stranger's).
+   */
   constructor(
-    readonly match: TreeMatch,
+    match: TreeMatch,
     private readonly limitMs = SETTLE_LIMIT_MS,
-  ) {}
+  ) {
+    this.env = match.env
+    this.claim = new GroupClaim(match.pgid ?? 0)
+  }
+
+  /** Matches group `pgid` from now on (the command's leader was just started: its start time is read now). */
+  claimGroup(pgid: number): void {
+    this.claim = new GroupClaim(pgid)
+  }
+
+  /** The group that is still the command's, or 0 (none given, or released for good). */
+  get group(): number {
+    return this.claim.held ? this.claim.pgid : 0
+  }
+
+  /** What the next pass would match (checks the group's claim: one stat read). */
+  get match(): TreeMatch {
+    return { env: this.env, pgid: this.claim.current() || undefined }
+  }
 
   /** One pass; `unsure` excludes the processes already given up on. */
   once(): TreeScan {
-    const scan = scanTree(this.match)
+    const match = this.match
+    const pass = scanTree(match)
+    if (match.pgid) this.claim.observe(pass.inGroup)
+    const scan: TreeScan = { found: pass.found, unsure: pass.unsure }
     for (const pid of this.stuck) {
       // Out of its exec now (or gone): not stuck any more; the next time it is caught inside an
       // exec it is waited for again. (Without this a process that re-executes itself without

@@ -18,11 +18,13 @@ describe('completion notices', () => {
   it('exactly one notice per task, to its owner only, with the exact text and source', async () => {
     const a = app.agent('session-a')
     const b = app.agent('session-b')
+    // One after the other: notices come in the order the tasks end, and two tasks started together
+    // may end in either order (CI 2026-12-03: `exit 2` was seen to end before `exit 0`).
     const ok = await start(a, 'exit 0')
-    const failed = await start(a, 'exit 2')
-    const killed = await start(a, 'sleep 100')
     await app.root.bash.get(ok)!.done
+    const failed = await start(a, 'exit 2')
     await app.root.bash.get(failed)!.done
+    const killed = await start(a, 'sleep 100')
     await app.text('bash_kill', { task_id: killed }, a)
     await settle()
     expect(b.injected).toEqual([])
