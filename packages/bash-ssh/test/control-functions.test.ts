@@ -2,16 +2,7 @@ import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { afterEach, describe, expect, it } from 'vitest'
 import { CONTROL_FUNCTIONS } from '../src/scripts.js'
-
-/** The state letter of a process (`/proc/<pid>/stat`), or undefined when it is gone. */
-function stateOf(pid: number): string | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1')
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0]
-  } catch {
-    return undefined
-  }
-}
+import { stateOf } from './helpers.js'
 
 /**
  * The remote control functions run here in a local bash, with the state a race leaves constructed

@@ -9,7 +9,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { recordLogs } from '@deepseek-ai/dsh-bash'
 import { uniqueMarker } from '@deepseek-ai/dsh-bash/conformance'
-import { createSsh, hostEntry, type SshInstance } from './helpers.js'
+import { createSsh, hostEntry, type SshInstance, stateOf } from './helpers.js'
 import { makeKeys, type SshdInstance, startSshd, type TestKeys, unavailableReason, userProcesses } from './sshd.js'
 
 const NS_LAST_PID = '/proc/sys/kernel/ns_last_pid'
@@ -29,16 +29,6 @@ function pidReuseUnavailable(): string | undefined {
 
 const skip = unavailableReason() ?? pidReuseUnavailable()
 if (skip) console.warn(`[dsh-bash-ssh] skipping the reused process group tests: ${skip}`)
-
-/** State letter of a process, or undefined when it is gone. */
-function stateOf(pid: number): string | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1')
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0]
-  } catch {
-    return undefined
-  }
-}
 
 /** `pid pgid sid` of a process (from /proc/<pid>/stat). */
 function idsOf(pid: number): number[] {
