@@ -25,20 +25,26 @@ export type GroupClaimState =
    */
   | { kind: 'led'; start: number }
   /**
-   * The leader is gone, so the group is the command's only while every look at /proc sees one of
-   * its members (each look proves the number was never free in between, barring a whole pid wrap
-   * between two looks). Never entered back from `released`.
+   * The leader is gone, so the group is the command's only while the looks at /proc keep seeing one
+   * of its members (a look with a member proves the number was never free since the last one, barring
+   * a whole pid wrap between two looks). Never entered back from `released`.
    */
   | { kind: 'orphaned' }
   /**
-   * For good: the number is not matched or signalled again. `empty`: a look found no member;
+   * For good: the number is not matched or signalled again. `empty`: `EMPTY_LOOKS` looks in a row
+   * found no member;
    * `reused`: a process with another start time (or, once the leader was gone, any process) now
    * has the leader's pid; `none`: no group was given. Never undone: a group cannot come back.
    */
   | { kind: 'released'; why: 'empty' | 'reused' | 'none' }
 
+/** Looks in a row without a member before a group is called over (see `observe`): as many as call a tree empty. */
+export const EMPTY_LOOKS = 2
+
 export class GroupClaim {
   private _state: GroupClaimState
+  /** Consecutive looks (since the last one with a member) that saw no member. */
+  private emptyLooks = 0
 
   /**
    * Claims group `pgid` (0: none). `start` is the leader's start time when the caller knows it;
@@ -88,12 +94,19 @@ export class GroupClaim {
 
   /**
    * After a look that matched `current()`: how many processes of the group it saw (alive, or inside
-   * an exec). None seen: the group is over, and the number is released for good (a fork under way
-   * cannot be missed: its parent is a member and would have been seen).
+   * an exec). `EMPTY_LOOKS` looks in a row with none: the group is over, and the number is released
+   * for good. Why not one: a look lists /proc first and reads each entry after, so a member that forks
+   * and exits in between is gone when read while its child, born after the listing, is not in it:
+   * one look can see no member of a group that has one (the container helper saw it happen). The next
+   * listing has the child. Between two looks the number cannot change hands without a whole pid wrap.
    */
   observe(members: number): void {
-    if (this._state.kind === 'released' || members > 0) return
-    this._state = { kind: 'released', why: 'empty' }
+    if (this._state.kind === 'released') return
+    if (members > 0) {
+      this.emptyLooks = 0
+      return
+    }
+    if (++this.emptyLooks >= EMPTY_LOOKS) this._state = { kind: 'released', why: 'empty' }
   }
 
   /** True while the number is still the command's group (it may be released by the next look). */
