@@ -17,6 +17,7 @@ nap() {
   kill -0 "$agent" 2>/dev/null
 }
 while read -r id op pg st mk arg; do
+  nomember=0
   case $op in
     count) sscan; set -f; set -- $pids; set +f; echo "$id $#" ;;
     term) ( terminate; echo "$id done" ) & ;;

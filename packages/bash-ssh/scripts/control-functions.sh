@@ -15,8 +15,9 @@
 #     the number never came free since the previous scan, which saw a member too (orphaned);
 # and releases it for good (`release`: $pg becomes 0 for the rest of the request, and a line
 # `released reused|empty` goes before the answer) when pid $pg is another process (the group ended,
-# its number went to a stranger) or when no member is seen (the group ended; a stranger may make a
-# new one with that number at any time). The server stops sending the pgid (sends 0) once it read a
+# its number went to a stranger) or when two scans in a row of the request see no member (the group
+# ended; a stranger may make a new one with that number at any time). `nomember` counts those scans;
+# each request starts it at 0. The server stops sending the pgid (sends 0) once it read a
 # `released` line: the state lives there because each request is its own process (the agent runs
 # `term` and `wait` in subshells; control.sh is one-shot), and the server is the one place every
 # later request of the command passes through. The one gap left: between two scans (≤ ~0.3 s in a
@@ -61,7 +62,11 @@ scan() {
     s=$'\001'; IFS=$'\001'; s+="${vars[*]}"$'\001'; IFS=$' \t\n'
     case $s in *$'\001'"@MARKER_VARIABLE@=$mk"$'\001'*) pids+=" $p" xpids+=" $p";; esac
   done
-  [ "$pg" -gt 0 ] && [ -z "$member" ] && release empty
+  # Two scans in a row without a member, not one: a scan lists /proc before it reads each entry, so a
+  # member that forks and exits in between hides its new child (not in the list) from that scan.
+  if [ "$pg" -gt 0 ]; then
+    if [ -n "$member" ]; then nomember=0; elif ((++nomember >= 2)); then release empty; fi
+  fi
   return 0
 }
 # The group is not (or no longer provably) the command's: never matched or signalled again in this
