@@ -26,7 +26,7 @@ sub stat_of { my ($pid) = @_; open(my $f, '<', "/proc/$pid/stat") or return; my 
 # leader's pid (the number is not handed out while the group lives, and only a process with that pid
 # can make a new group of it: one there means the group ended between two looks); else `released`
 # for good. A freed number taken by a stranger's new session is then never counted nor signalled.
-sub scan { my ($c) = @_; my (@pids, %st);
+sub scan { my ($c, $again) = @_; my (@pids, %st);
   opendir(my $d, '/proc') or return (); my @all = grep { /^\d+$/ } readdir $d; closedir $d;
   for my $p (@all) { next if $p == $$; my @st = stat_of($p) or next; $st{$p} = \@st }
   my $g = $c->{claim} ne 'released' ? $c->{pid} : 0;
@@ -37,7 +37,10 @@ sub scan { my ($c) = @_; my (@pids, %st);
     next if $st->[0] eq 'Z' || $st->[0] eq 'X';
     if (open(my $e, '<', "/proc/$p/environ")) { local $/; my $env = <$e>; close $e;
       push @pids, $p if defined $env && index("\0$env", "\0DSH_BASH_TASK=$c->{marker}\0") >= 0 } }
-  $c->{claim} = 'released' if $g && $c->{claim} eq 'orphaned' && !$members;
+  if ($g && $c->{claim} eq 'orphaned' && !$members) {
+    # One more look before the number goes for good: a member that forked and exited between the
+    # listing and its stat left its child out of this one.
+    return scan($c, 1) unless $again; $c->{claim} = 'released' }
   return @pids }
 sub signal_all { my ($c, $sig) = @_; my @p = scan($c); return 0 unless @p;
   kill $sig, @p; kill 'CONT', @p if $sig eq 'TERM'; return 1 }
