@@ -122,6 +122,9 @@ export async function run({ quick = false, log = () => {}, ballastMiB = 1024 } =
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1]).href) {
+  // DSH_BENCH_NICE=<n>: this process's autogroup nice, as `dsh-bash mcp --nice` sets the server's
+  // (run it in a session of its own, `setsid node bench/launcher.mjs`: the autogroup is the session's).
+  if (process.env.DSH_BENCH_NICE !== undefined) (await import('node:fs')).writeFileSync('/proc/self/autogroup', process.env.DSH_BENCH_NICE)
   const { values } = parseArgs({ options: { quick: { type: 'boolean', default: false }, ballast: { type: 'string', default: '1024' } } })
   const out = await run({ quick: values.quick, ballastMiB: Number(values.ballast), log: (line) => console.error(`[bench] ${line}`) })
   console.log(JSON.stringify(out, (key, value) => (key === 'raw' ? undefined : value), 2))

@@ -28,7 +28,12 @@ async function startServer(workspace, probeFile) {
   // DSH_BENCH_CPU_PROFILE=<prefix> (read by the probe): a CPU profile of the server per phase, <prefix>.<n>.cpuprofile.
   // DSH_BENCH_SERVER_NODE_FLAGS: extra node flags for the server process only (e.g. GC settings).
   const flags = (process.env.DSH_BENCH_SERVER_NODE_FLAGS ?? '').split(' ').filter(Boolean)
+  // DSH_BENCH_SERVER_NICE=<n>: `--nice <n>` (the server's autogroup; src/priority.ts of the CLI), the
+  // server then in a session of its own as a supervisor would start it (else the bench shares it).
+  const nice = process.env.DSH_BENCH_SERVER_NICE
+  if (nice !== undefined) extra.push(`--nice=${nice}`)
   const child = spawn(process.execPath, [...flags, '--import', PROBE, CLI_MAIN, 'mcp', '--http', '127.0.0.1:0', '--workdir', workspace, ...extra], {
+    detached: nice !== undefined,
     env: { ...process.env, DSH_BASH_TOKEN: token, DSH_BENCH_PROBE_FILE: probeFile },
     // DSH_BENCH_SERVER_STDOUT=<file>: the server's stdout there (e.g. with `--trace-gc` in the flags above).
     stdio: ['pipe', process.env.DSH_BENCH_SERVER_STDOUT ? openSync(process.env.DSH_BENCH_SERVER_STDOUT, 'w') : 'ignore', 'pipe'],
@@ -201,6 +206,7 @@ export async function run({ quick = false, log = () => {} } = {}) {
     return {
       sessions,
       rounds,
+      serverNice: process.env.DSH_BENCH_SERVER_NICE === undefined ? null : Number(process.env.DSH_BENCH_SERVER_NICE),
       calls: record.calls,
       seconds: round(seconds, 2),
       callsPerSecond: round(record.calls / seconds, 1),

@@ -4,6 +4,26 @@
 # too. Zombies, kernel threads and exiting processes never count. `nap <ms>` and `note <text>` (a report line
 # before the answer) are defined by each script.
 #
+# The group claim: $pg is matched and signalled only while its number is provably the command's.
+# $st is the start time of the group's leader (field 22 of /proc/$pg/stat, clock ticks since boot,
+# reported by the wrapper with the pid): pid and start time name one process for good. A number is
+# not reused while any process still has it as its pid or pgid, and a group with that number can
+# only be made again by a process whose pid is that number. So a scan (a snapshot of /proc: its
+# `for` list is fixed when it starts) keeps the claim while
+#   - the leader is there (pid $pg with start time $st, a zombie too): the group is ours (led), or
+#   - the leader is gone and the scan still sees a member (pgid $pg, zombies and exiting ones too):
+#     the number never came free since the previous scan, which saw a member too (orphaned);
+# and releases it for good (`release`: $pg becomes 0 for the rest of the request, and a line
+# `released reused|empty` goes before the answer) when pid $pg is another process (the group ended,
+# its number went to a stranger) or when no member is seen (the group ended; a stranger may make a
+# new one with that number at any time). The server stops sending the pgid (sends 0) once it read a
+# `released` line: the state lives there because each request is its own process (the agent runs
+# `term` and `wait` in subshells; control.sh is one-shot), and the server is the one place every
+# later request of the command passes through. The one gap left: between two scans (≤ ~0.3 s in a
+# wait; between the leader's exit and the first request, the channel's latency) the group empties, a
+# whole pid wrap gives its number to a stranger that makes its own group, forks, and its leader
+# exits; the next scan then takes the stranger's group for ours. bash-local's GroupClaim has it too.
+#
 # The same rigour as the local marker tracker (bash-local scan.ts and exact-kill.ts, issue 19): a
 # process inside execve reads an empty environment for a moment, so an empty environment with
 # empty arguments is `unsure` and the settled scan (`sscan`) looks again; the tree is empty only
@@ -14,11 +34,17 @@
 # Sets `pids` (all live processes of the command), `xpids` (those outside its process group)
 # and `unsure` (processes caught inside execve: their environment cannot be read yet).
 scan() {
-  pids="" xpids="" unsure=""; local f p l s x vars
+  pids="" xpids="" unsure=""; local f p l s x vars member=""
   for f in /proc/[0-9]*/stat; do
     { read -r l <"$f"; } 2>/dev/null || continue
     p=${f#/proc/}; p=${p%/stat}
     l=${l##*) }; set -f; set -- $l; set +f
+    if [ "$pg" -gt 0 ]; then
+      # Field 22 (start time) is $20 here: the cut at the last `) ` leaves field 3 in $1.
+      if [ "$p" = "$pg" ] && [ "${20}" != "$st" ]; then release reused; scan; return; fi
+      # A member holds the number even as a zombie or while it exits: it counts for the claim.
+      [ "$3" = "$pg" ] && member=1
+    fi
     case $1 in Z|X) continue;; esac
     # PF_KTHREAD | PF_EXITING: a kernel thread, or a process that can only die now.
     (( $7 & 0x200004 )) && continue
@@ -35,7 +61,12 @@ scan() {
     s=$'\001'; IFS=$'\001'; s+="${vars[*]}"$'\001'; IFS=$' \t\n'
     case $s in *$'\001'"@MARKER_VARIABLE@=$mk"$'\001'*) pids+=" $p" xpids+=" $p";; esac
   done
+  [ "$pg" -gt 0 ] && [ -z "$member" ] && release empty
+  return 0
 }
+# The group is not (or no longer provably) the command's: never matched or signalled again in this
+# request, and the server is told (it sends 0 from now on). `$1`: `reused` or `empty` (see above).
+release() { pg=0; note "released $1"; }
 # A scan with no process left unsure (for at most about a second).
 sscan() {
   local i
@@ -43,7 +74,8 @@ sscan() {
 }
 # True when two consecutive settled scans find nothing.
 empty() { sscan; [ -z "$pids" ] || return 1; sscan; [ -z "$pids" ]; }
-# The group as a whole (atomic for its members), only while a scan still sees a member (its id is ours only then).
+# The group as a whole (atomic for its members), only while the last scan kept the claim (pg > 0) and
+# saw a live member.
 grp() { [ "$pg" -gt 0 ] && [ "$pids" != "$xpids" ] && kill -"$1" -- -"$pg" 2>/dev/null; }
 # One signal per process: the group, then the escapees.
 sig() {
@@ -127,6 +159,8 @@ wait_empty() {
   until empty; do
     if [ "$arg" -gt 0 ] && [ "$SECONDS" -ge "$due" ]; then seen; note "still $desc"; every=$((every * 2)); due=$((SECONDS + every)); fi
     nap $step || return 1
-    [ $step -lt 200 ] && step=$((step * 2))
+    # An `if`, not `&&`: an until loop's status is its body's last command's, and a false test
+    # there made the wait end without its answer once the step had reached 200 ms.
+    if [ $step -lt 200 ]; then step=$((step * 2)); fi
   done
 }

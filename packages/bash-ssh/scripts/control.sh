@@ -1,7 +1,8 @@
-# A one-shot control helper: `<op> <pgid> <marker> <arg>` with op `count`, `term` (arg: grace ms)
-# or `wait`. Naps are `read -t` on the channel's stdin: when the client ends the channel (or the
+# A one-shot control helper: `<op> <pgid> <start> <marker> <arg>` with op `count`, `term` (arg:
+# grace ms) or `wait`; `<start>` is the group leader's start time (the group claim in
+# control-functions.sh). Naps are `read -t` on the channel's stdin: when the client ends the channel (or the
 # connection dies), a `wait` stops at once instead of outliving its purpose.
-op=$1 pg=$2 mk=$3 arg=$4 pids="" xpids="" unsure="" eof=""
+op=$1 pg=$2 st=$3 mk=$4 arg=$5 pids="" xpids="" unsure="" eof=""
 @CONTROL_FUNCTIONS@
 # A report line before the answer (the answer is the last line).
 note() { echo "$*"; }

@@ -2,6 +2,7 @@ import { PassThrough } from 'node:stream'
 import type { ClientChannel } from 'ssh2'
 import { type BashExecSpec, messageOf, TERMINAL_COLS, TERMINAL_ROWS, TERMINAL_TERM } from '@deepseek-ai/dsh-bash'
 import type { ExitFacts, LaunchedCommand } from '@deepseek-ai/dsh-bash-kit'
+import type { GroupClaim } from './control-agent.js'
 import { lostMessage, sshErrors } from './errors.js'
 import { type EmptyWaitOptions, EmptyWait } from './empty-wait.js'
 import type { SshHost } from './host.js'
@@ -88,6 +89,13 @@ class RemoteCommand implements LaunchedCommand {
   /** Resolves with the main pid once the wrapper reported it. */
   readonly started: Promise<number>
   private pid = 0
+  /**
+   * The group the control scripts may match and signal (see GroupClaim): set with the pid, and
+   * undefined for good once a request released it (then every later request sends 0, so only the
+   * marker finds the command's processes). Kept here because each remote request is its own
+   * process (no state survives it there) and every request of this command passes through here.
+   */
+  private group?: GroupClaim
   private lost?: string
   private exitFacts?: ExitFacts
   private resolveExited!: (facts: ExitFacts) => void
@@ -233,10 +241,12 @@ class RemoteCommand implements LaunchedCommand {
 
   /** `line` starts with HEADER_PREFIX (the data handler cuts it there). */
   private onHeader(line: string): void {
-    const [status, value] = line.slice(HEADER_PREFIX.length).split(' ')
+    const [status, value, start] = line.slice(HEADER_PREFIX.length).split(' ')
     const wd = this.spec.workdir
     if (status === 'ok' && /^\d+$/.test(value ?? '')) {
       this.pid = Number(value)
+      // Without a start time (no /proc to read) the group cannot be told from a stranger's: marker only.
+      if (/^\d+$/.test(start ?? '')) this.group = { pgid: this.pid, start: start! }
       this.startSettled = true
       this.resolveStarted(this.pid)
       if (this.exitFacts) this.resolveExited(this.exitFacts)
@@ -297,19 +307,17 @@ class RemoteCommand implements LaunchedCommand {
       this.emptied = new EmptyWait(
         {
           get name() {
-            return `${command.options.name} (remote pid ${command.pid}) on ${command.host.label}`
+            return command.name
           },
           logger: this.host.logger,
           request: (reportMs, onNote) =>
-            this.control(
-              'wait',
-              reportMs,
-              (channel) => {
+            this.control('wait', reportMs, {
+              onChannel: (channel) => {
                 this.waiters.add(channel)
                 channel.once('close', () => this.waiters.delete(channel))
               },
               onNote,
-            ),
+            }),
         },
         this.options.wait,
       )
@@ -318,16 +326,28 @@ class RemoteCommand implements LaunchedCommand {
     return this.emptied.done
   }
 
+  /** How log lines name the command: `bash-3 (remote pid 1234) on u@h:p`. */
+  private get name(): string {
+    return `${this.options.name} (remote pid ${this.pid}) on ${this.host.label}`
+  }
+
+  /** A request released the group claim: no later request names the group (see `group`). */
+  private onReleased(why: string): void {
+    if (!this.group) return
+    this.group = undefined
+    const reason = why === 'reused' ? 'its number now belongs to another process' : 'a scan found no member left'
+    this.host.logger.debug(`${this.name}: its process group is over (${reason}); from now on only its marker finds its processes`)
+  }
+
   /** A control operation on this command's processes; a connection that is gone makes it lost. */
   private async control(
     op: 'count' | 'term' | 'wait',
     arg: number,
-    onChannel?: (channel: ClientChannel) => void,
-    onNote?: (note: string) => void,
+    hooks: { onChannel?: (channel: ClientChannel) => void; onNote?: (note: string) => void } = {},
   ): Promise<string | undefined> {
     if (this.lost || !this.pid) return undefined
     try {
-      const answer = await this.host.control(this.lease, op, this.pid, this.marker, arg, onChannel, onNote)
+      const answer = await this.host.control(this.lease, op, this.group, this.marker, arg, { ...hooks, onReleased: (why) => this.onReleased(why) })
       if (answer === undefined && !this.released) this.markLost(lostMessage(this.host.label))
       return answer
     } catch (error) {

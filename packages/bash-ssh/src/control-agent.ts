@@ -9,16 +9,54 @@ const AGENT_HEADER = `${HEADER_PREFIX}agent`
  */
 export const NOTE_PREFIX = 'still '
 
-/** One request waiting for its answer. */
-interface Pending {
-  resolve: (answer: string | undefined) => void
-  /** Receives the request's report lines (without the id), if the caller wants them. */
+/**
+ * How a release line begins (`released reused` or `released empty`, see `release` in
+ * scripts/control-functions.sh): the request found that the command's process group is no longer
+ * provably its own, and will not match or signal it again. Printed before the answer; no answer begins so.
+ */
+export const RELEASED_PREFIX = 'released '
+
+/**
+ * A command's process group as the control scripts may claim it (the group claim, see
+ * scripts/control-functions.sh). Never a proof on this side that the group still exists: only the
+ * remote scans decide, at each look; this side only forgets it for good once one of them released it.
+ */
+export interface GroupClaim {
+  /** The group's number: the pid the wrapper reported (the command's main process and group leader). */
+  readonly pgid: number
+  /** That process's start time as the wrapper read it (field 22 of /proc/<pid>/stat, decimal clock ticks since boot). */
+  readonly start: string
+}
+
+/** What a control request's caller hears before the answer. */
+export interface ControlHooks {
+  /** Each report line (`still …`, see NOTE_PREFIX). */
   onNote?: (note: string) => void
+  /** The request released the group claim; `why` is `reused` or `empty` (see RELEASED_PREFIX). */
+  onReleased?: (why: string) => void
+}
+
+/** One request waiting for its answer. */
+interface Pending extends ControlHooks {
+  resolve: (answer: string | undefined) => void
+}
+
+/** The request's group fields: `<pgid> <start>`, `0 0` for none (only the marker finds processes then). */
+export function groupFields(group: GroupClaim | undefined): string {
+  return group ? `${group.pgid} ${group.start}` : '0 0'
+}
+
+/** Hands a line printed before the answer to its hook; false when it is not such a line (it is the answer). */
+export function dispatchReport(line: string, hooks: ControlHooks): boolean {
+  if (line.startsWith(NOTE_PREFIX)) hooks.onNote?.(line)
+  else if (line.startsWith(RELEASED_PREFIX)) hooks.onReleased?.(line.slice(RELEASED_PREFIX.length).trim())
+  else return false
+  return true
 }
 
 /**
  * The client side of a control agent: numbered requests, one answer line each (after any number of
- * report lines, see NOTE_PREFIX). An answer of
+ * report and release lines, see NOTE_PREFIX and RELEASED_PREFIX). An answer of
  * undefined means the agent's channel closed first (the caller decides whether the connection is
  * gone or falls back to a one-shot helper).
  */
@@ -48,10 +86,7 @@ export class ControlAgent {
         const pending = this.pending.get(id)
         if (!pending) continue
         const text = line.slice(space + 1)
-        if (text.startsWith(NOTE_PREFIX)) {
-          pending.onNote?.(text)
-          continue
-        }
+        if (dispatchReport(text, pending)) continue
         this.pending.delete(id)
         pending.resolve(text)
       }
@@ -63,13 +98,13 @@ export class ControlAgent {
     })
   }
 
-  /** Sends one request; `onNote` receives its report lines (`still …`) until the answer. */
-  request(op: string, pgid: number, marker: string, arg: number, onNote?: (note: string) => void): Promise<string | undefined> {
+  /** Sends one request; `hooks` hear its report and release lines until the answer. */
+  request(op: string, group: GroupClaim | undefined, marker: string, arg: number, hooks: ControlHooks = {}): Promise<string | undefined> {
     if (this.closed) return Promise.resolve(undefined)
     const id = ++this.seq
     return new Promise((resolve) => {
-      this.pending.set(id, { resolve, onNote })
-      this.channel.write(`${id} ${op} ${pgid} ${marker} ${arg}\n`)
+      this.pending.set(id, { resolve, onNote: hooks.onNote, onReleased: hooks.onReleased })
+      this.channel.write(`${id} ${op} ${groupFields(group)} ${marker} ${arg}\n`)
     })
   }
 }

@@ -4,7 +4,7 @@ import type { ClientChannel, ExecOptions } from 'ssh2'
 import type { ConnectionSettings } from './connection.js'
 import { sshErrors } from './errors.js'
 import { type ChannelLease, ConnectionPool, type Lease, onceLease } from './pool.js'
-import { NOTE_PREFIX } from './control-agent.js'
+import { type ControlHooks, dispatchReport, type GroupClaim, groupFields } from './control-agent.js'
 import { AGENT_SCRIPT, CONTROL_SCRIPT, execText } from './scripts.js'
 
 /** What a finished remote helper printed. */
@@ -85,46 +85,46 @@ export class SshHost {
     return lease
   }
 
-  /** The shell text of a control operation (see CONTROL_SCRIPT). */
-  controlText(op: ControlOp, pgid: number, marker: string, arg = 0): string {
-    return execText(this.shell, CONTROL_SCRIPT, 'dsh-bash-ssh-ctl', [op, String(pgid), marker, String(arg)])
+  /** The shell text of a control operation (see CONTROL_SCRIPT); no group: only the marker finds processes. */
+  controlText(op: ControlOp, group: GroupClaim | undefined, marker: string, arg = 0): string {
+    return execText(this.shell, CONTROL_SCRIPT, 'dsh-bash-ssh-ctl', [op, ...groupFields(group).split(' '), marker, String(arg)])
   }
 
   /**
    * Runs a control operation for a command whose channel is `lease`: through its connection's
    * control agent when it can run, else through a one-shot helper channel. Resolves with the
    * answer (`count`: a number; `term`: `done`; `wait`: `empty`), or undefined when the connection
-   * is gone. Rejects when no channel can be opened at all. `onNote` receives the report lines
-   * printed before the answer (`still …`, see NOTE_PREFIX), on both paths.
+   * is gone. Rejects when no channel can be opened at all. `hooks` hear the report and release
+   * lines printed before the answer (see ControlHooks), on both paths; `onChannel` receives a
+   * one-shot helper's channel (to end it).
    */
   async control(
     lease: ChannelLease,
     op: ControlOp,
-    pgid: number,
+    group: GroupClaim | undefined,
     marker: string,
     arg = 0,
-    onChannel?: (channel: ClientChannel) => void,
-    onNote?: (note: string) => void,
+    hooks: ControlHooks & { onChannel?: (channel: ClientChannel) => void } = {},
   ): Promise<string | undefined> {
     if (lease.alive) {
       const agent = await lease.controlAgent(this.agentText)
       if (agent) {
-        const answer = await agent.request(op, pgid, marker, arg, onNote)
+        const answer = await agent.request(op, group, marker, arg, hooks)
         if (answer !== undefined) return answer
       }
     }
     // The command's channel lived on this connection: without it, the command is lost.
     if (!lease.alive) return undefined
-    const result = await this.runHelper(this.controlText(op, pgid, marker, arg), {
+    const result = await this.runHelper(this.controlText(op, group, marker, arg), {
       stdin: null,
       onChannel: (channel) => {
-        if (onNote) forEachLine(channel, (line) => line.startsWith(NOTE_PREFIX) && onNote(line))
-        onChannel?.(channel)
+        forEachLine(channel, (line) => dispatchReport(line, hooks))
+        hooks.onChannel?.(channel)
       },
     })
     if (result.lost) return undefined
-    // The answer is the last line; report lines come before it.
-    const lines = result.stdout.split('\n').filter((line) => line !== '' && !line.startsWith(NOTE_PREFIX))
+    // The answer is the last line; report and release lines come before it.
+    const lines = result.stdout.split('\n').filter((line) => line !== '' && !dispatchReport(line, {}))
     return (lines.at(-1) ?? '').trim()
   }
 
@@ -183,7 +183,7 @@ export class SshHost {
     this.reaping ??= (async () => {
       try {
         for (const marker of [...this.orphans]) {
-          const result = await this.runHelper(this.controlText('term', 0, marker, this.graceMs), { stdin: null, attempts })
+          const result = await this.runHelper(this.controlText('term', undefined, marker, this.graceMs), { stdin: null, attempts })
           if (result.lost) throw sshErrors.connectionLost(this.label)
           this.orphans.delete(marker)
         }

@@ -43,9 +43,12 @@ export interface WrapperOptions {
  * The per-command wrapper. Arguments: workdir, marker, mode (`arg`: the command is $4; `file`: $4
  * is a private temp file holding it, deleted once read). It makes sure it leads its own session
  * (sshd already calls setsid for a session without a pty; else it re-executes itself through
- * `setsid`), enters the workdir, builds the environment, reports `@dsh-bash-ssh ok <pid>` on
- * stdout, and replaces itself with `bash --noprofile --norc -c <command>`, so the pid it reported
- * is the command's main process, its process group and its session.
+ * `setsid`), enters the workdir, builds the environment, reports `@dsh-bash-ssh ok <pid> <start>`
+ * on stdout, and replaces itself with `bash --noprofile --norc -c <command>`, so the pid it reported
+ * is the command's main process, its process group and its session. `<start>` is that process's
+ * start time (field 22 of /proc/<pid>/stat, clock ticks since boot; `exec` keeps it): with the pid
+ * it names the group's leader for good (the group claim, scripts/control-functions.sh). Empty when
+ * /proc cannot be read.
  */
 export function wrapperScript(options: WrapperOptions): string {
   const lines: string[] = [
@@ -80,7 +83,10 @@ export function wrapperScript(options: WrapperOptions): string {
   lines.push(
     `export ${MARKER_VARIABLE}="$mk"`,
     'unset wd mk',
-    `printf '${HEADER_PREFIX}ok %s\\n' "$$"`,
+    // The cut at the last `) `: the name (field 2) may hold spaces and parentheses; field 22 is then $20.
+    'st=""; { read -r st </proc/$$/stat; } 2>/dev/null; st=${st##*) }; set -f; set -- $st; set +f',
+    `printf '${HEADER_PREFIX}ok %s %s\\n' "$$" "\${20-}"`,
+    'unset st',
   )
   if (!options.hasStdin && !options.terminal) lines.push('exec </dev/null')
   // sshd closes its own descriptors before the session's shell starts; this covers a login shell
@@ -102,21 +108,23 @@ const script = (name: string) => readScript(new URL(`../scripts/${name}`, import
 
 /**
  * Shell functions shared by the control helpers (scripts/control-functions.sh): a command's
- * processes found by process group and by marker, settled scans, the freezing kill, `terminate`
- * and `wait_empty`.
+ * processes found by process group (only while the group claim holds: a request that finds the
+ * group over or its number reused prints `released reused|empty` and never names it again) and by
+ * marker, settled scans, the freezing kill, `terminate` and `wait_empty`.
  */
 export const CONTROL_FUNCTIONS = fillScript(script('control-functions.sh'), { MARKER_VARIABLE })
 
 /**
- * A one-shot control helper (scripts/control.sh): `<op> <pgid> <marker> <arg>` with op `count`,
- * `term` (arg: grace ms) or `wait`. Naps are `read -t` on the channel's stdin: when the client ends
+ * A one-shot control helper (scripts/control.sh): `<op> <pgid> <start> <marker> <arg>` with op
+ * `count`, `term` (arg: grace ms) or `wait`; `<pgid> <start>` is the group claim (see GroupClaim; `0 0`:
+ * marker only). Naps are `read -t` on the channel's stdin: when the client ends
  * the channel (or the connection dies), a `wait` stops at once instead of outliving its purpose.
  */
 export const CONTROL_SCRIPT = fillScript(script('control.sh'), { CONTROL_FUNCTIONS })
 
 /**
  * The control agent (scripts/agent.sh): one per connection, started on the first control request,
- * serving `<id> <op> <pgid> <marker> <arg>` lines from stdin with `<id> <answer>` lines on stdout
+ * serving `<id> <op> <pgid> <start> <marker> <arg>` lines from stdin with `<id> <answer>` lines on stdout
  * (`count` answers at once; `term` and `wait` run in the background and answer when done). It saves
  * a session channel and two shell starts per request. Naps read a private FIFO with a timeout (no
  * process per nap). Its first line is `@dsh-bash-ssh agent` (anything a login shell printed before

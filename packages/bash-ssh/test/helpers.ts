@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs'
 import { loadExecutorPlugin, type ConformanceConfig, type ConformanceInstance } from '@deepseek-ai/dsh-bash/conformance'
 import { SshExecutor, type SshExecutorConfigInput, type SshHostConfigInput } from '../src/index.js'
 import type { SshdInstance, TestKeys } from './sshd.js'
@@ -27,4 +28,14 @@ export async function createSsh(config: SshExecutorConfigInput): Promise<SshInst
 export function sshFactory(keys: TestKeys, servers: () => SshdInstance[]) {
   return (config?: ConformanceConfig) =>
     createSsh({ cwd: keys.workdir, hosts: servers().map((s) => hostEntry(keys, s)), ...config })
+}
+
+/** The state letter of a process (`/proc/<pid>/stat`), or undefined when it is gone. */
+export function stateOf(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1')
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0]
+  } catch {
+    return undefined
+  }
 }

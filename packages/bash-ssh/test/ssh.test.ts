@@ -364,6 +364,17 @@ describe.skipIf(skip !== undefined)('against real sshd servers', () => {
   })
 
   describe('waiting for a task to be over', () => {
+    it('a task whose processes outlive its shell is over as soon as they are gone: the remote wait answers', async () => {
+      // No reports, so no silent wait is asked again: only the first wait's answer can end the task.
+      const bash = await executor({ waitReportMs: 0 })
+      const m = digits()
+      const task = bash.start(bash.resolve({ command: `sleep 1.${m} & echo started` }))
+      // The wait naps 10, 20, 40… ms between scans: after a second it naps the longest (320 ms).
+      await vi.waitFor(() => expect(userProcesses(TEST_USER, `sleep 1.${m}`)).toHaveLength(1), WAIT)
+      await vi.waitFor(() => expect(task.status).toBe('completed'), WAIT)
+      expect(bash.readOutput(task.id).delta).toBe('started\n')
+    })
+
     it('a task whose processes live on is logged, naming the pids the remote agent still sees and why', async () => {
       const logs = recordLogs()
       try {

@@ -34,6 +34,8 @@ export interface McpOptions extends CommonOptions {
   resultBudget: { bytes: number; lines: number }
   /** HTTP sessions without a request for this long are closed (ms); 0: never. */
   idleTimeoutMs: number
+  /** `--nice`: the nice value for the server's autogroup (priority.ts); undefined: left as it is. */
+  nice?: number
 }
 
 /**
@@ -194,6 +196,12 @@ function parseExecutorConfig(value: string | undefined): Record<string, unknown>
 }
 
 export function parseMcpArgs(args: string[]): McpOptions | 'help' {
+  // `--nice -5`: the parser would take `-5` for a flag; it is the value (as `--nice=-5`).
+  args = args.map((arg, i) => (args[i - 1] === '--nice' && /^-\d+$/.test(arg) ? `=${arg}` : arg)).reduce<string[]>((all, arg) => {
+    if (arg.startsWith('=-')) all[all.length - 1] += arg
+    else all.push(arg)
+    return all
+  }, [])
   const values = parseFlags('mcp', args, {
     ...common,
     http: { type: 'string' },
@@ -203,6 +211,7 @@ export function parseMcpArgs(args: string[]): McpOptions | 'help' {
     'max-result-bytes': { type: 'string' },
     'max-result-lines': { type: 'string' },
     'idle-timeout': { type: 'string' },
+    nice: { type: 'string' },
   })
   if (values.help) return 'help'
   const yieldAfterMs = seconds('--yield-after', values['yield-after'], MCP_DEFAULTS.yieldAfterSeconds) * 1000
@@ -229,6 +238,11 @@ export function parseMcpArgs(args: string[]): McpOptions | 'help' {
     toolBash: { resultBudget, ...(yieldAfterMs > 0 ? { yieldAfterMs } : {}) },
   }
   if (values['idle-timeout'] !== undefined && values.http === undefined) throw new UsageError('--idle-timeout: only used with --http')
+  if (values.nice !== undefined) {
+    const nice = /^[-+]?\d{1,2}$/.test(values.nice) ? Number(values.nice) : NaN
+    if (!(nice >= -20 && nice <= 19)) throw new UsageError(`--nice: expected a whole number from -20 to 19, got ${JSON.stringify(values.nice)}`)
+    options.nice = nice
+  }
   if (values.http !== undefined) options.http = parseHostPort(values.http)
   if (values.token !== undefined) {
     if (!options.http) throw new UsageError('--token: only used with --http')

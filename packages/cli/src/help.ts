@@ -49,6 +49,9 @@ Flags:
   --allow-origin ORIGIN   also accept browser requests from ORIGIN (repeatable; HTTP only)
   --idle-timeout SECONDS  close an HTTP session after this long without a request; its tasks
                           are killed (default 1800; 0 = never; an open call or stream keeps it)
+  --nice N                the server's autogroup nice, -20..19 (below 0 needs root): a busy
+                          machine's commands then delay it less; they keep nice 0 (Linux
+                          autogroups only; start the server with setsid, the group is the session's)
   --yield-after SECONDS   a foreground command still running after this long returns its output
                           so far and continues as a background task (default 50, under the 60 s
                           request timeout of many clients; 0 = off, calls wait for the command)

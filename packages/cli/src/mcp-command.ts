@@ -35,6 +35,14 @@ export async function runMcp(options: McpOptions): Promise<number> {
   // console.log (ssh2, the Kubernetes client, a host's own plugin) out of the protocol.
   if (!options.http) console.log = console.info = console.debug = (...args: unknown[]) => console.error(...args)
   const log = (message: string) => void process.stderr.write(`dsh-bash: ${message}\n`)
+  if (options.nice !== undefined) {
+    // Before anything starts: the launcher helper, in this session, is the server's too.
+    const { applyServerNice } = await import('./priority.js')
+    const applied = await applyServerNice(options.nice)
+    if (applied.sharedWith > 0) {
+      log(`--nice ${applied.nice} applies to this session's autogroup, shared with ${applied.sharedWith} other process${applied.sharedWith === 1 ? '' : 'es'}: start the server with setsid to change only its own`)
+    }
+  }
   // Light modules first: on stdio the front reads stdin and answers `initialize` while the rest loads.
   const [{ DEFAULT_SERVER_INFO, StdioFront }, { bashPromptSection }] = await Promise.all([
     import('@deepseek-ai/dsh-mcp/front'),

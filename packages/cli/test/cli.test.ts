@@ -50,6 +50,10 @@ describe('dsh-bash: help, usage errors and exit codes', () => {
     [['mcp', '--executor', 'docker'], 'dsh-bash: --executor: expected one of local, sandbox, ssh, container, kubernetes, got "docker"\nTry "dsh-bash mcp --help".\n'],
     [['mcp', '--token', 't'], 'dsh-bash: --token: only used with --http\nTry "dsh-bash mcp --help".\n'],
     [['mcp', '--idle-timeout', '60'], 'dsh-bash: --idle-timeout: only used with --http\nTry "dsh-bash mcp --help".\n'],
+    [['mcp', '--nice', '20'], 'dsh-bash: --nice: expected a whole number from -20 to 19, got "20"\nTry "dsh-bash mcp --help".\n'],
+    [['mcp', '--nice=-21'], 'dsh-bash: --nice: expected a whole number from -20 to 19, got "-21"\nTry "dsh-bash mcp --help".\n'],
+    [['mcp', '--nice', 'high'], 'dsh-bash: --nice: expected a whole number from -20 to 19, got "high"\nTry "dsh-bash mcp --help".\n'],
+    [['mcp', '--nice'], 'dsh-bash: --nice: expected a value\nTry "dsh-bash mcp --help".\n'],
     [['mcp', '--yield-after', 'soon'], 'dsh-bash: --yield-after: expected a number of seconds (0 = off), got "soon"\nTry "dsh-bash mcp --help".\n'],
     [['mcp', '--yield-after=-1'], 'dsh-bash: --yield-after: expected a number of seconds (0 = off), got "-1"\nTry "dsh-bash mcp --help".\n'],
     [['mcp', '--max-result-bytes', '100'], 'dsh-bash: --max-result-bytes: expected a whole number of at least 200, got "100"\nTry "dsh-bash mcp --help".\n'],
@@ -169,6 +173,11 @@ describe('argument parsing', () => {
     // Explicit thresholds are kept; a budget under the reserve spills any output (threshold 0).
     expect(parseMcpArgs(['--executor-config', '{"spillAboveBytes":5,"spillAboveLines":6}']).executorConfig).toEqual({ maxOutputBytes: 10_000, spillAboveBytes: 5, spillAboveLines: 6 })
     expect(parseMcpArgs(['--max-result-bytes', '200', '--max-result-lines', '10']).executorConfig).toEqual({ maxOutputBytes: 200, spillAboveBytes: 0, spillAboveLines: 0 })
+    // `--nice -5` is the value -5 (not a flag), as `--nice=-5`; absent: left alone.
+    expect(parseMcpArgs(['--nice', '-5', '--http', '127.0.0.1:0']).nice).toBe(-5)
+    expect(parseMcpArgs(['--nice=-20']).nice).toBe(-20)
+    expect(parseMcpArgs(['--nice', '19']).nice).toBe(19)
+    expect(parseMcpArgs([]).nice).toBeUndefined()
     expect(parseMcpArgs(['--yield-after', '0']).toolBash).toEqual({ resultBudget: { bytes: 10_000, lines: 1_900 } })
     expect(parseReplArgs(['--workdir', '.', '--executor-config', '{"timeoutMs":5}'])).toEqual({
       executor: 'local',

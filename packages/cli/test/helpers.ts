@@ -106,11 +106,19 @@ export interface HttpServer {
 }
 
 /** Starts `node dist/main.js mcp --http 127.0.0.1:0 ARGS`; reads the URL (and the generated token) from stderr. */
-export async function startHttp(args: string[] = [], env: Record<string, string> = {}): Promise<HttpServer> {
-  const proc = spawn(process.execPath, [MAIN, 'mcp', '--http', '127.0.0.1:0', ...args], {
+export async function startHttp(
+  args: string[] = [],
+  env: Record<string, string> = {},
+  /** `detached`: in a session of its own; `wrap`: the command line to run instead (given node's). */
+  how: { detached?: boolean; wrap?: (argv: string[]) => string[] } = {},
+): Promise<HttpServer> {
+  const argv = [process.execPath, MAIN, 'mcp', '--http', '127.0.0.1:0', ...args]
+  const [file, ...rest] = how.wrap ? how.wrap(argv) : argv
+  const proc = spawn(file, rest, {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
+    detached: how.detached ?? false,
   })
   let err = ''
   proc.stderr!.on('data', (chunk: Buffer) => (err += chunk.toString()))
