@@ -73,11 +73,12 @@ export async function createdAndDestroyed(label: string, sinceMs: number, timeou
     const out = execFileSync('docker', ['events', '--since', String(Math.floor(sinceMs / 1000)), '--until', String(until), '--filter', `label=${label}`, '--filter', 'type=container', '--format', '{{.TimeNano}} {{.Action}} {{.Actor.ID}}'], { encoding: 'utf8' })
     const created = new Set<string>()
     const destroyed = new Set<string>()
-    for (const line of out.split('\n').filter(Boolean)) {
-      const [timeNano, action, id] = line.split(' ')
-      if (Number(BigInt(timeNano) / 1_000_000n) < sinceMs) continue
-      if (action === 'create') created.add(id)
-      if (action === 'destroy') destroyed.add(id)
+    // Only create/destroy lines: an exec's action holds its command, the agent script's lines too.
+    for (const line of out.split('\n')) {
+      const event = /^(\d+) (create|destroy) ([0-9a-f]+)$/.exec(line)
+      if (!event || Number(BigInt(event[1]) / 1_000_000n) < sinceMs) continue
+      if (event[2] === 'create') created.add(event[3])
+      else destroyed.add(event[3])
     }
     if (created.size > 0 && [...created].every((id) => destroyed.has(id))) return
     if (Date.now() > deadline) throw new Error(`containers labelled ${label}: created ${[...created].join(',') || 'none'}, destroyed ${[...destroyed].join(',') || 'none'}`)
