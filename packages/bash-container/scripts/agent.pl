@@ -19,12 +19,28 @@ sub send_frame { my ($op, $id, $data) = @_; $data //= '';
   while (length $buf) { my $n = syswrite(STDOUT, $buf); if (!defined $n) { next if $!{EINTR} || $!{EAGAIN}; exit 0 } substr($buf, 0, $n, '') } }
 sub stat_of { my ($pid) = @_; open(my $f, '<', "/proc/$pid/stat") or return; my $l = <$f>; close $f; return unless defined $l;
   $l =~ s/^.*\) //s; return split / /, $l }
-sub scan { my ($c) = @_; my @pids;
+# A command's processes: its process group (number: the leader's pid) and every process carrying its
+# marker. The group number is matched only while it is provably the command's ($c->{claim}): `led`
+# while the leader is not reaped (alive or zombie, it holds the number); `orphaned` once reaped: each
+# look must still see a member (a zombie too: it holds the number), and no process may have the
+# leader's pid (the number is not handed out while the group lives, and only a process with that pid
+# can make a new group of it: one there means the group ended between two looks); else `released`
+# for good. A freed number taken by a stranger's new session is then never counted nor signalled.
+sub scan { my ($c, $again) = @_; my (@pids, %st);
   opendir(my $d, '/proc') or return (); my @all = grep { /^\d+$/ } readdir $d; closedir $d;
-  for my $p (@all) { next if $p == $$; my @st = stat_of($p) or next; next if $st[0] eq 'Z' || $st[0] eq 'X';
-    if ($c->{pid} && $st[2] == $c->{pid}) { push @pids, $p; next }
+  for my $p (@all) { next if $p == $$; my @st = stat_of($p) or next; $st{$p} = \@st }
+  my $g = $c->{claim} ne 'released' ? $c->{pid} : 0;
+  if ($g && $c->{claim} eq 'orphaned' && $st{$g}) { $c->{claim} = 'released'; $g = 0 }
+  my $members = 0;
+  for my $p (keys %st) { my $st = $st{$p};
+    if ($g && $st->[2] == $g) { $members++; push @pids, $p unless $st->[0] eq 'Z' || $st->[0] eq 'X'; next }
+    next if $st->[0] eq 'Z' || $st->[0] eq 'X';
     if (open(my $e, '<', "/proc/$p/environ")) { local $/; my $env = <$e>; close $e;
       push @pids, $p if defined $env && index("\0$env", "\0DSH_BASH_TASK=$c->{marker}\0") >= 0 } }
+  if ($g && $c->{claim} eq 'orphaned' && !$members) {
+    # One more look before the number goes for good: a member that forked and exited between the
+    # listing and its stat left its child out of this one.
+    return scan($c, 1) unless $again; $c->{claim} = 'released' }
   return @pids }
 sub signal_all { my ($c, $sig) = @_; my @p = scan($c); return 0 unless @p;
   kill $sig, @p; kill 'CONT', @p if $sig eq 'TERM'; return 1 }
@@ -86,12 +102,14 @@ sub start_cmd { my ($id, $payload) = @_;
     print STDERR "dsh-bash-container: cannot run $shell: $!\n"; POSIX::_exit(127);
   }
   close $ow if $ow; close $ew if $ew; close $ir if $ir; close $slave if $slave;
-  my $c = { id => $id, pid => $pid, marker => $marker, out => $or, err => $er, in => $iw, inbuf => '', ineof => 0, pty => $slave ? 1 : 0 };
+  my $c = { id => $id, pid => $pid, claim => 'led', marker => $marker, out => $or, err => $er, in => $iw, inbuf => '', ineof => 0, pty => $slave ? 1 : 0 };
   $cmd{$id} = $c; $pid2id{$pid} = $id;
   nonblock($or); $sel->add($or); $fhcmd{fileno $or} = [$c, 'out'];
   if ($er) { nonblock($er); $sel->add($er); $fhcmd{fileno $er} = [$c, 'err'] }
   nonblock($iw) if $iw;
-  send_frame('ok', $id, $pid) }
+  # The leader's start time rides along: the second-channel kill (kill.pl) matches the group only while
+  # the process with this pid is still this one.
+  send_frame('ok', $id, "$pid " . ((stat_of($pid))[19] // 0)) }
 sub close_stream { my ($c, $which) = @_; my $fh = $c->{$which} or return; $sel->remove($fh); delete $fhcmd{fileno $fh}; close $fh; $c->{$which} = undef }
 sub flush_stdin { my ($c) = @_; my $fh = $c->{in} or return;
   while (length $c->{inbuf}) { my $n = syswrite($fh, $c->{inbuf}); if (!defined $n) { return if $!{EAGAIN}; $c->{inbuf} = ''; last } substr($c->{inbuf}, 0, $n, '') }
@@ -102,7 +120,7 @@ sub control { my ($op, $id, $payload) = @_; my $c = $cmd{$id};
   if ($op eq 'in') { $c->{inbuf} .= $payload; flush_stdin($c) }
   elsif ($op eq 'eof') { $c->{ineof} = 1 unless $c->{pty}; flush_stdin($c) }
   elsif ($op eq 'size') { my ($cols, $rows) = split / /, $payload; set_size($c->{in}, $cols, $rows) if $c->{pty} && $c->{in} }
-  elsif ($op eq 'count') { my @p = grep { $_ != $c->{pid} } scan($c); send_frame('count', $id, scalar @p) }
+  elsif ($op eq 'count') { my @p = grep { $c->{reaped} || $_ != $c->{pid} } scan($c); send_frame('count', $id, scalar @p) }
   elsif ($op eq 'term') { my $hit = signal_all($c, 'TERM');
     # A clean first scan still needs a second one before 'termed' (see timers).
     push @terms, { c => $c, kill_at => now() + $payload / 1000, next => now() + 0.01, step => 0.01, clean => $hit ? 0 : 1 } }
@@ -113,9 +131,9 @@ sub control { my ($op, $id, $payload) = @_; my $c = $cmd{$id};
 sub now { open(my $u, '<', '/proc/uptime') or return time; my $l = <$u>; close $u; return (split / /, $l)[0] }
 sub reap { while ((my $pid = waitpid(-1, POSIX::WNOHANG())) > 0) { my $st = $?; my $id = delete $pid2id{$pid}; next unless defined $id; my $c = $cmd{$id} or next;
     # Output already written by the main process goes first.
-    drain($c); $c->{reaped} = 1;
+    drain($c); $c->{reaped} = 1; $c->{claim} = 'orphaned' if $c->{claim} eq 'led';
     # The leftover count rides along: the host asks for it right after every exit.
-    my $left = grep { $_ != $pid } scan($c);
+    my $left = scan($c);
     send_frame('exit', $id, (($st & 127) ? 's ' . ($st & 127) : 'c ' . ($st >> 8)) . " $left"); delete $cmd{$id} if $c->{forgotten} } }
 sub read_stream { my ($c, $which) = @_; my $fh = $c->{$which} or return 0;
   my $n = sysread($fh, my $buf, 65536);

@@ -128,9 +128,11 @@ export abstract class AgentSession {
   /**
    * The second channel for kills, when the backend has one (Kubernetes: a second exec): KILL to a
    * command's process group and marked processes without the agent. Used when the agent has not
-   * confirmed a kill `killFallbackMs` after the grace. Never rejects.
+   * confirmed a kill `killFallbackMs` after the grace. `pid` is the command's leader (its group id)
+   * and `start` its start time as the agent read it: the group is matched only while that very
+   * process still holds the number (see KILL_SCRIPT). Never rejects.
    */
-  killFallback?(marker: string, pid: number | undefined): Promise<void>
+  killFallback?(marker: string, pid: number | undefined, start: number | undefined): Promise<void>
   /** See `killFallback`; ms past the grace. */
   killFallbackMs = 5_000
 

@@ -56,6 +56,8 @@ class AgentCommand implements LaunchedCommand, CommandSink {
   private leftoversAtExit?: number
   private emptied?: Promise<void>
   private pid?: number
+  /** The leader's start time in the container (/proc/<pid>/stat), as the agent read it at the fork; undefined when it did not say. */
+  private leaderStart?: number
   private readonly waiters = new Map<string, Array<(payload: string | undefined) => void>>()
 
   constructor(
@@ -105,11 +107,14 @@ class AgentCommand implements LaunchedCommand, CommandSink {
 
   onFrame(op: string, payload: Buffer): void {
     switch (op) {
-      case 'ok':
-        this.pid = Number.parseInt(payload.toString('latin1'), 10) || undefined
+      case 'ok': {
+        const [pid, start] = payload.toString('latin1').split(' ')
+        this.pid = Number.parseInt(pid, 10) || undefined
+        this.leaderStart = Number.parseInt(start ?? '', 10) || undefined
         this.startSettled = true
         this.resolveStarted()
         return
+      }
       case 'fail':
         return this.failStart(payload.toString('utf8'))
       case 'out':
@@ -214,7 +219,7 @@ class AgentCommand implements LaunchedCommand, CommandSink {
     const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), graceMs + this.session.killFallbackMs)))
     const confirmed = await Promise.race([viaAgent, late])
     clearTimeout(timer)
-    if (!confirmed && !this.lost) await fallback.call(this.session, this.marker, this.pid)
+    if (!confirmed && !this.lost) await fallback.call(this.session, this.marker, this.pid, this.leaderStart)
   }
 
   whenEmpty(): Promise<void> {

@@ -42,15 +42,19 @@ export const AGENT_PROCESS_NAME = 'dsh-bash-agent'
  *   wait <id>   → `empty <id>` once no process of the command is left
  *   forget <id> the host is done with the command: close what is left of its pipes
  * Agent → host:
- *   hello 0     ready;   ok <id> payload pid;   fail <id> payload nowd|notdir|noaccess|spawn:<msg>
+ *   hello 0     ready;   ok <id> payload `<pid> <start>` (the leader's start time, /proc/<pid>/stat field 22);   fail <id> payload nowd|notdir|noaccess|spawn:<msg>
  *   out <id>, err <id>  output bytes;   eof1 <id>, eof2 <id>  stdout/stderr closed
  *   exit <id>   payload `c <code> <leftovers>` or `s <signal number> <leftovers>` (leftovers: live
  *               processes of the command other than the main one, counted when it was reaped)
  *
  * A command's processes are its process group (it runs `setsid`, so its pid is its group) plus
  * every process whose environment holds `DSH_BASH_TASK=<marker>`: descendants that left the group
- * (setsid, nohup, double fork) are found through /proc. Zombies never count. Arguments: the
- * shell, then name fragments of secret-looking variables to drop from the environment.
+ * (setsid, nohup, double fork) are found through /proc. Zombies never count. The group number is
+ * matched only while it is provably the command's: until the agent reaps the leader (which holds
+ * the number, alive or a zombie), then only while every look still sees a member and no process has
+ * the leader's pid; after that never again (a freed number taken by a stranger's new session, after
+ * a pid wrap in a busy container, is neither counted nor signalled). Arguments: the shell, then
+ * name fragments of secret-looking variables to drop from the environment.
  */
 export const AGENT_SCRIPT = script('agent.pl')
 
@@ -58,7 +62,10 @@ export const AGENT_SCRIPT = script('agent.pl')
  * A kill that does not go through the agent (the second channel, for an agent that does not answer,
  * e.g. one stuck writing to a transport nobody reads): KILL to the command's process group and to
  * every process whose environment holds `DSH_BASH_TASK=<marker>`, repeated until none is left (at
- * most ~5 s). Arguments: the marker, then the command's pid (its group id; 0: unknown). Run through
- * a separate exec. perl-base only; prints the number of processes it signalled.
+ * most ~5 s). The group only while its leader is still there (the process with the pid has the start
+ * time the agent reported): once it is gone this run cannot tell the group from a stranger's that
+ * took the number, so only the marker is used. Arguments: the marker, the command's pid (its group
+ * id; 0: unknown), the leader's start time (0: unknown, no group). Run through a separate exec.
+ * perl-base only; prints the number of processes it signalled.
  */
 export const KILL_SCRIPT = script('kill.pl')

@@ -59,21 +59,26 @@ export function containersWithLabel(label: string): string[] {
 }
 
 /**
- * Resolves once every container with `label` that the engine created since `sinceSeconds` (Unix
- * time) has been destroyed again, and at least one was created; read from the engine's event log
- * (`docker events`), so a container created after a check still counts. Rejects after `timeoutMs`.
+ * Resolves once every container with `label` that the engine created since `sinceMs` (Unix time in
+ * ms, taken before the action that creates it) has been destroyed again, and at least one was
+ * created; read from the engine's event log (`docker events`), so a container created after a check
+ * still counts. Events are compared to the millisecond: a whole-second window took in the containers
+ * of the test before (created and destroyed), resolved before the awaited create had even happened,
+ * and the container made after that was leaked into every later test's check. Rejects after `timeoutMs`.
  */
-export async function createdAndDestroyed(label: string, sinceSeconds: number, timeoutMs = 20_000): Promise<void> {
+export async function createdAndDestroyed(label: string, sinceMs: number, timeoutMs = 20_000): Promise<void> {
   const deadline = Date.now() + timeoutMs
   for (;;) {
     const until = Math.floor(Date.now() / 1000)
-    const out = execFileSync('docker', ['events', '--since', String(sinceSeconds), '--until', String(until), '--filter', `label=${label}`, '--filter', 'type=container', '--format', '{{.Action}} {{.Actor.ID}}'], { encoding: 'utf8' })
+    const out = execFileSync('docker', ['events', '--since', String(Math.floor(sinceMs / 1000)), '--until', String(until), '--filter', `label=${label}`, '--filter', 'type=container', '--format', '{{.TimeNano}} {{.Action}} {{.Actor.ID}}'], { encoding: 'utf8' })
     const created = new Set<string>()
     const destroyed = new Set<string>()
-    for (const line of out.split('\n').filter(Boolean)) {
-      const [action, id] = line.split(' ')
-      if (action === 'create') created.add(id)
-      if (action === 'destroy') destroyed.add(id)
+    // Only create/destroy lines: an exec's action holds its command, the agent script's lines too.
+    for (const line of out.split('\n')) {
+      const event = /^(\d+) (create|destroy) ([0-9a-f]+)$/.exec(line)
+      if (!event || Number(BigInt(event[1]) / 1_000_000n) < sinceMs) continue
+      if (event[2] === 'create') created.add(event[3])
+      else destroyed.add(event[3])
     }
     if (created.size > 0 && [...created].every((id) => destroyed.has(id))) return
     if (Date.now() > deadline) throw new Error(`containers labelled ${label}: created ${[...created].join(',') || 'none'}, destroyed ${[...destroyed].join(',') || 'none'}`)

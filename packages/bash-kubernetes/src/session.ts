@@ -221,15 +221,15 @@ export class PodSession extends AgentSession {
 
   /**
    * The second channel for kills: a separate exec running the shared kill script (KILL to the
-   * command's process group and every process carrying its marker). Used when the agent does not
+   * command's process group while its leader is still there, and every process carrying its marker). Used when the agent does not
    * answer a kill in time. Resolves when that exec ends; never rejects.
    */
-  async killFallback(marker: string, pid: number | undefined): Promise<void> {
+  async killFallback(marker: string, pid: number | undefined, start: number | undefined): Promise<void> {
     if (!this.created) return
     const out = new PassThrough().resume()
     const err = new PassThrough().resume()
     try {
-      const ws = await this.exec(['perl', '-e', KILL_SCRIPT, marker, String(pid ?? 0)], out, err, null)
+      const ws = await this.exec(['perl', '-e', KILL_SCRIPT, marker, String(pid ?? 0), String(start ?? 0)], out, err, null)
       await new Promise<void>((resolve) => {
         ws.on('close', () => resolve())
         ws.on('error', () => resolve())

@@ -238,7 +238,7 @@ describe.skipIf(skip !== undefined)('kubernetes executor: pods (fake API server 
   })
 
   it('a pod not ready within startTimeoutMs fails the command with a coded error, and the pod is deleted', async () => {
-    const since = Math.floor(Date.now() / 1000) - 1
+    const since = Date.now()
     const inst = await load({ startTimeoutMs: 1 })
     try {
       const bash = inst.executor
