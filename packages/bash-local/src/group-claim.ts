@@ -15,7 +15,9 @@ import { readStat } from './proc.js'
  * What the kernel guarantees, and what the states rest on: a pid number is not handed out again
  * while any process still uses it as its pid, group or session id, so while one member of the group
  * lives the number is the group's; and a new group with that number can only be made by a process
- * whose pid is that number (setsid, or setpgid(0, 0)). A pid with its start time names one process.
+ * whose pid is that number (setsid, or setpgid(0, 0)). A pid with its start time names one process
+ * (the start time counts clock ticks, 10 ms: a reuse within the same tick would look the same, which
+ * takes a forced reuse, as the tests do; a natural one hands out every other pid first).
  */
 export type GroupClaimState =
   /**
