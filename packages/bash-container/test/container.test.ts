@@ -3,45 +3,21 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync,
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { loadExecutorPlugin } from '@deepseek-ai/dsh-bash/conformance'
 import { Context } from 'cordis'
-import { afterAll, afterEach, describe, expect, it, vi } from 'vitest'
+import { afterAll, describe, expect, it, vi } from 'vitest'
 import { BASH_ERROR } from '@deepseek-ai/dsh-bash'
 import { CONTAINER_ERROR, ContainerExecutor, type ContainerExecutorConfigInput, EngineClient, LABEL_EXECUTOR, LABEL_SERVER, sweepDeadServers } from '../src/index.js'
-import { containersWithLabel, createdAndDestroyed, ENGINE_URL, TEST_IMAGE, unavailableReason } from './docker.js'
+import { containerFixture, containersWithLabel, createdAndDestroyed, ENGINE_URL, TEST_IMAGE, unavailableReason } from './docker.js'
 
 const skip = unavailableReason()
 if (skip) console.warn(`[dsh-bash-container] skipping the container executor tests: ${skip}`)
 
 describe.skipIf(skip !== undefined)('container executor: sessions, confinement, lifetime', () => {
-  const workspace = realpathSync(mkdtempSync(join(tmpdir(), 'dsh-container-')))
-  const testLabel = `container-${process.pid}`
-  const label = `dsh-bash.test=${testLabel}`
-  const disposers: Array<() => Promise<void>> = []
+  const { workspace, testLabel, label, create } = containerFixture('container')
   const engine = new EngineClient(ENGINE_URL)
-
-  async function create(config: Partial<ContainerExecutorConfigInput> = {}) {
-    const instance = await loadExecutorPlugin(ContainerExecutor, {
-      image: TEST_IMAGE,
-      engine: ENGINE_URL,
-      workspace,
-      graceMs: 300,
-      labels: { 'dsh-bash.test': testLabel },
-      ...config,
-    })
-    disposers.push(instance.dispose)
-    return instance.executor
-  }
   const run = async (bash: ContainerExecutor, command: string, extra: object = {}) => bash.run(bash.resolve({ command, ...extra }))
 
-  afterEach(async () => {
-    await Promise.all(disposers.splice(0).map((dispose) => dispose()))
-    expect(containersWithLabel(label)).toEqual([])
-  })
-  afterAll(() => {
-    engine.close()
-    rmSync(workspace, { recursive: true, force: true })
-  })
+  afterAll(() => engine.close())
 
   it('each owner gets a container of its own; calls without an owner share one', async () => {
     const bash = await create()

@@ -1,6 +1,11 @@
 import { execFileSync, spawnSync } from 'node:child_process'
-import { readdirSync, readFileSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { loadExecutorPlugin } from '@deepseek-ai/dsh-bash/conformance'
+import { afterAll, afterEach, expect } from 'vitest'
+import { ContainerExecutor, type ContainerExecutorConfigInput } from '../src/index.js'
 
 /** The offline test image (built by build-image.sh; .ci/run builds it too). */
 export const TEST_IMAGE = process.env.DSH_CONTAINER_TEST_IMAGE ?? 'dsh-bash-test:offline'
@@ -83,5 +88,44 @@ export async function createdAndDestroyed(label: string, sinceMs: number, timeou
     if (created.size > 0 && [...created].every((id) => destroyed.has(id))) return
     if (Date.now() > deadline) throw new Error(`containers labelled ${label}: created ${[...created].join(',') || 'none'}, destroyed ${[...destroyed].join(',') || 'none'}`)
     await new Promise((resolve) => setTimeout(resolve, 200))
+  }
+}
+
+/** A tag split by an empty quote: only the started processes' arguments carry it, not the shell's. */
+export const splitTag = (tag: string) => `${tag.slice(0, 4)}''${tag.slice(4)}`
+
+/**
+ * The per-suite fixture of the container tests (call it inside a `describe`): a private workspace,
+ * a test label on every container, and `create(config)`, a ContainerExecutor over the test image.
+ * After each test every executor made is disposed and no container with the label may be left; the
+ * workspace goes after all.
+ */
+export function containerFixture(name: string, base: Partial<ContainerExecutorConfigInput> = {}) {
+  const workspace = realpathSync(mkdtempSync(join(tmpdir(), `dsh-${name}-`)))
+  const testLabel = `${name}-${process.pid}`
+  const label = `dsh-bash.test=${testLabel}`
+  const disposers: Array<() => Promise<void>> = []
+  afterEach(async () => {
+    await Promise.all(disposers.splice(0).map((dispose) => dispose()))
+    expect(containersWithLabel(label)).toEqual([])
+  })
+  afterAll(() => rmSync(workspace, { recursive: true, force: true }))
+  return {
+    workspace,
+    testLabel,
+    label,
+    async create(config: Partial<ContainerExecutorConfigInput> = {}): Promise<ContainerExecutor> {
+      const instance = await loadExecutorPlugin(ContainerExecutor, {
+        image: TEST_IMAGE,
+        engine: ENGINE_URL,
+        workspace,
+        graceMs: 300,
+        labels: { 'dsh-bash.test': testLabel },
+        ...base,
+        ...config,
+      })
+      disposers.push(instance.dispose)
+      return instance.executor
+    },
   }
 }

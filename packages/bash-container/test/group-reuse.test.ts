@@ -10,16 +10,12 @@
  * pid namespace: the container's next fork gets pid N.
  */
 import { execFileSync, spawnSync } from 'node:child_process'
-import { mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { loadExecutorPlugin } from '@deepseek-ai/dsh-bash/conformance'
-import { afterAll, afterEach, describe, expect, it, vi } from 'vitest'
+import { readFileSync } from 'node:fs'
+import { describe, expect, it, vi } from 'vitest'
 import { ContainerExecutor, KILL_SCRIPT } from '../src/index.js'
-import { containersWithLabel, ENGINE_URL, processesWith, TEST_IMAGE, unavailableReason } from './docker.js'
+import { containerFixture, ENGINE_URL, processesWith, splitTag, unavailableReason } from './docker.js'
 
-/** The tag split by an empty quote: only the started processes' arguments carry it, not the shell's. */
-const q = (tag: string) => `${tag.slice(0, 4)}''${tag.slice(4)}`
+const q = splitTag
 
 function whyNot(): string | undefined {
   const docker = unavailableReason()
@@ -33,27 +29,7 @@ const skip = whyNot()
 if (skip) console.warn(`[dsh-bash-container] skipping the group number reuse tests: ${skip}`)
 
 describe.skipIf(skip !== undefined)('container executor: a group number taken by a stranger after the group ended', () => {
-  const workspace = realpathSync(mkdtempSync(join(tmpdir(), 'dsh-container-group-')))
-  const testLabel = `container-group-${process.pid}`
-  const disposers: Array<() => Promise<void>> = []
-
-  async function create() {
-    const instance = await loadExecutorPlugin(ContainerExecutor, {
-      image: TEST_IMAGE,
-      engine: ENGINE_URL,
-      workspace,
-      graceMs: 300,
-      labels: { 'dsh-bash.test': testLabel },
-    })
-    disposers.push(instance.dispose)
-    return instance.executor
-  }
-
-  afterEach(async () => {
-    await Promise.all(disposers.splice(0).map((dispose) => dispose()))
-    expect(containersWithLabel(`dsh-bash.test=${testLabel}`)).toEqual([])
-  })
-  afterAll(() => rmSync(workspace, { recursive: true, force: true }))
+  const { create } = containerFixture('container-group')
 
   /** The first line a task prints (reads are deltas: they are accumulated). */
   async function firstLine(bash: ContainerExecutor, id: string): Promise<string> {

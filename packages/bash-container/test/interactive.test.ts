@@ -3,37 +3,18 @@
  * agent opens it with perl-base only). The behaviour every executor shares is in the interactive
  * conformance suite (conformance.test.ts).
  */
-import { mkdtempSync, readdirSync, realpathSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { loadExecutorPlugin } from '@deepseek-ai/dsh-bash/conformance'
-import { afterAll, afterEach, describe, expect, it, vi } from 'vitest'
+import { readdirSync } from 'node:fs'
+import { describe, expect, it, vi } from 'vitest'
 import { ContainerExecutor } from '../src/index.js'
-import { containersWithLabel, ENGINE_URL, processesWith, TEST_IMAGE, unavailableReason } from './docker.js'
+import { containerFixture, processesWith, splitTag, unavailableReason } from './docker.js'
 
-/** The tag split by an empty quote: only the started processes' arguments carry it, not the shell's. */
-const q = (tag: string) => `${tag.slice(0, 4)}''${tag.slice(4)}`
+const q = splitTag
 
 const skip = unavailableReason()
 if (skip) console.warn(`[dsh-bash-container] skipping the interactive container tests: ${skip}`)
 
 describe.skipIf(skip !== undefined)('container executor: interactive tasks', () => {
-  const workspace = realpathSync(mkdtempSync(join(tmpdir(), 'dsh-container-pty-')))
-  const testLabel = `container-pty-${process.pid}`
-  const disposers: Array<() => Promise<void>> = []
-
-  async function create() {
-    const instance = await loadExecutorPlugin(ContainerExecutor, {
-      image: TEST_IMAGE,
-      engine: ENGINE_URL,
-      workspace,
-      graceMs: 300,
-      keepSpillFiles: true,
-      labels: { 'dsh-bash.test': testLabel },
-    })
-    disposers.push(instance.dispose)
-    return instance.executor
-  }
+  const { create } = containerFixture('container-pty', { keepSpillFiles: true })
 
   /** Everything read from the task until `pattern` shows up (reads are deltas: they are accumulated). */
   async function readUntil(bash: ContainerExecutor, id: string, pattern: RegExp, seen = { text: '' }): Promise<string> {
@@ -47,11 +28,6 @@ describe.skipIf(skip !== undefined)('container executor: interactive tasks', () 
     return seen.text
   }
 
-  afterEach(async () => {
-    await Promise.all(disposers.splice(0).map((dispose) => dispose()))
-    expect(containersWithLabel(`dsh-bash.test=${testLabel}`)).toEqual([])
-  })
-  afterAll(() => rmSync(workspace, { recursive: true, force: true }))
 
   it('the terminal is the controlling terminal of a new session, 120x40, xterm-256color; only fds 0-2 are open', async () => {
     const bash = await create()
