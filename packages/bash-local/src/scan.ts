@@ -205,14 +205,14 @@ export class TreeScanner {
     return this.claim.held ? this.claim.pgid : 0
   }
 
-  /** What the next pass would match (checks the group's claim: one stat read). */
-  get match(): TreeMatch {
+  /** What the next pass matches: asks the group's claim (one stat read; it may release the group). */
+  nextMatch(): TreeMatch {
     return { env: this.env, pgid: this.claim.current() || undefined }
   }
 
   /** One pass; `unsure` excludes the processes already given up on. */
   once(): TreeScan {
-    const match = this.match
+    const match = this.nextMatch()
     const pass = scanTree(match)
     if (match.pgid) this.claim.observe(pass.inGroup)
     const scan: TreeScan = { found: pass.found, unsure: pass.unsure }

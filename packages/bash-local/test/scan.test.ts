@@ -55,7 +55,7 @@ describe('scanning /proc for a tree (scan.ts)', () => {
       for (; (rounds < 20 || naiveMisses < 1) && performance.now() < until; rounds++) {
         const naive = naiveScan(value)
         naiveMisses += pids.filter((pid) => !naive.has(pid)).length
-        unsureSightings += scanTree(scanner.match).unsure.size
+        unsureSightings += scanTree(scanner.nextMatch()).unsure.size
         const settled = await scanner.settled()
         settledMisses += pids.filter((pid) => !settled.found.has(pid)).length
         if (tracker.isEmpty()) trackerEmpty++
