@@ -197,12 +197,12 @@ function parseExecutorConfig(value: string | undefined): Record<string, unknown>
 
 export function parseMcpArgs(args: string[]): McpOptions | 'help' {
   // `--nice -5`: the parser would take `-5` for a flag; it is the value (as `--nice=-5`).
-  args = args.map((arg, i) => (args[i - 1] === '--nice' && /^-\d+$/.test(arg) ? `=${arg}` : arg)).reduce<string[]>((all, arg) => {
-    if (arg.startsWith('=-')) all[all.length - 1] += arg
-    else all.push(arg)
-    return all
-  }, [])
-  const values = parseFlags('mcp', args, {
+  const joined: string[] = []
+  for (const arg of args) {
+    if (joined.at(-1) === '--nice' && /^-\d+$/.test(arg)) joined[joined.length - 1] = `--nice=${arg}`
+    else joined.push(arg)
+  }
+  const values = parseFlags('mcp', joined, {
     ...common,
     http: { type: 'string' },
     token: { type: 'string' },
