@@ -62,7 +62,7 @@ export class BwrapSandbox {
     }
     let filter: Buffer
     try {
-      filter = buildSeccompFilter({ denyUnixSockets: !config.network })
+      filter = buildSeccompFilter({ network: config.network })
     } catch (error) {
       return `${UNAVAILABLE_PREFIX}: ${(error as Error).message}`
     }

@@ -279,24 +279,27 @@ describe('buildSeccompFilter', () => {
       k: buffer.readUInt32LE(i * 8 + 4),
     }))
 
-  it('checks the architecture first, then refuses keyrings, io_uring, the TIOCSTI and TIOCLINUX ioctls and (network off) AF_UNIX sockets', () => {
-    const program = instructions(buildSeccompFilter({ denyUnixSockets: true, arch: 'x64' }))
+  it('checks the architecture first, then refuses keyrings, io_uring, the TIOCSTI and TIOCLINUX ioctls and every socket family but an allowed few', () => {
+    const program = instructions(buildSeccompFilter({ network: false, arch: 'x64' }))
     expect(program[0]).toEqual({ code: 0x20, jt: 0, jf: 0, k: 4 })
     expect(program[1]).toEqual({ code: 0x15, jt: 0, jf: program.length - 3, k: 0xc000003e })
     const compared = program.filter((ins) => ins.code === 0x15).map((ins) => ins.k)
-    // ioctl (16), then its command word (args[1], low 32 bits: offset 24) against TIOCSTI and TIOCLINUX.
-    expect(compared).toEqual([0xc000003e, 248, 249, 250, 425, 426, 427, 16, 41, 0x5412, 0x541c, 1])
+    // ioctl (16), socket (41), socketpair (53); then the ioctl's command word (args[1], low 32 bits:
+    // offset 24) against TIOCSTI and TIOCLINUX; socket's family (args[0]) against AF_INET, AF_INET6,
+    // AF_NETLINK; socketpair's against AF_UNIX.
+    expect(compared).toEqual([0xc000003e, 248, 249, 250, 425, 426, 427, 16, 41, 53, 0x5412, 0x541c, 2, 10, 16, 1])
     expect(program).toContainEqual({ code: 0x20, jt: 0, jf: 0, k: 24 })
+    expect(program).toContainEqual({ code: 0x20, jt: 0, jf: 0, k: 16 })
     expect(program.at(-1)).toEqual({ code: 0x06, jt: 0, jf: 0, k: 0x80000000 })
     expect(program.at(-2)).toEqual({ code: 0x06, jt: 0, jf: 0, k: 0x00050001 })
-    const withSockets = instructions(buildSeccompFilter({ denyUnixSockets: false, arch: 'x64' }))
-    expect(withSockets.filter((ins) => ins.code === 0x15).map((ins) => ins.k)).not.toContain(41)
-    expect(withSockets.filter((ins) => ins.code === 0x15).map((ins) => ins.k)).toContain(0x5412)
+    // With the network on, AF_UNIX too; still an allow-list (AF_VSOCK, 40, is refused either way).
+    const networkOn = instructions(buildSeccompFilter({ network: true, arch: 'x64' }))
+    expect(networkOn.filter((ins) => ins.code === 0x15).map((ins) => ins.k).slice(12)).toEqual([2, 10, 16, 1, 1])
   })
 
   it('has a table for arm64 and refuses an architecture it does not know', () => {
-    expect(buildSeccompFilter({ denyUnixSockets: true, arch: 'arm64' }).length % 8).toBe(0)
-    expect(() => buildSeccompFilter({ denyUnixSockets: true, arch: 'mips' })).toThrow('no seccomp filter for the mips architecture (supported: x64, arm64)')
+    expect(buildSeccompFilter({ network: false, arch: 'arm64' }).length % 8).toBe(0)
+    expect(() => buildSeccompFilter({ network: false, arch: 'mips' })).toThrow('no seccomp filter for the mips architecture (supported: x64, arm64)')
   })
 })
 
