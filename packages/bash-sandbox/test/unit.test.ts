@@ -134,8 +134,8 @@ describe('bwrapArgs', () => {
       { kind: 'read-only', path: '/work/repo/lib/.git' },
     ],
     workdir: '/work/repo/src',
-    workdirReal: '/work/repo/src',
-    readOnlyExtras: ['/tmp/dsh-bash-abc'],
+    hidden: ['/tmp/dsh-bash-abc', '/tmp/dsh-bash-pipes-def'],
+    readOnlyExtras: ['/tmp/dsh-bash-abc/owner-1'],
   }
 
   it('workspace-write: root read-only, the workspace writable with git metadata read-only, private /tmp, namespaces, seccomp', () => {
@@ -148,7 +148,7 @@ describe('bwrapArgs', () => {
       '--dev', '/dev', '--proc', '/proc',
       '--ro-bind', '/proc/sys', '/proc/sys', '--ro-bind-try', '/proc/sysrq-trigger', '/proc/sysrq-trigger',
       '--tmpfs', '/tmp',
-      '--ro-bind', '/tmp/dsh-bash-abc', '/tmp/dsh-bash-abc',
+      '--ro-bind', '/tmp/dsh-bash-abc/owner-1', '/tmp/dsh-bash-abc/owner-1',
       '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try', '--new-session', '--cap-drop', 'ALL', '--unshare-net',
       '--seccomp', '4',
       '--json-status-fd', '3', '--chdir', '/work/repo/src',
@@ -174,7 +174,6 @@ describe('bwrapArgs', () => {
       workspaceRoot: '/tmp/ws',
       protections: [{ kind: 'read-only', path: '/tmp/ws/.git' }],
       workdir: '/tmp/ws',
-      workdirReal: '/tmp/ws',
     })
     const tmpfs = args.indexOf('/tmp', args.indexOf('--tmpfs'))
     const bind = args.indexOf('--bind')
@@ -182,11 +181,21 @@ describe('bwrapArgs', () => {
     expect(args.slice(bind, bind + 6)).toEqual(['--bind', '/tmp/ws', '/tmp/ws', '--ro-bind', '/tmp/ws/.git', '/tmp/ws/.git'])
   })
 
-  it('a workdir under /tmp outside the workspace is bound read-only; /tmp itself is the private one', () => {
-    const args = bwrapArgs({ ...base, workdir: '/tmp/other', workdirReal: '/tmp/other', readOnlyExtras: [] })
-    expect(args.join(' ')).toContain('--tmpfs /tmp --ro-bind /tmp/other /tmp/other')
-    const own = bwrapArgs({ ...base, workdir: '/tmp', workdirReal: '/tmp', readOnlyExtras: [] })
-    expect(own.join(' ')).toContain('--tmpfs /tmp --unshare-pid')
+  it('the executor\'s private directories are covered by an empty tmpfs after every bind, then the owner\'s own is bound read-only', () => {
+    const args = bwrapArgs({
+      ...base,
+      hidden: ['/var/spill/dsh-bash-abc', '/work/repo/alias/dsh-bash-abc', '/tmp/dsh-bash-pipes-def'],
+      readOnlyExtras: ['/var/spill/dsh-bash-abc/owner-1'],
+    })
+    const line = args.join(' ')
+    // Under /tmp (and outside the workspace) the private /tmp hides it already: no mask there.
+    expect(line).toContain(
+      '--tmpfs /tmp --tmpfs /var/spill/dsh-bash-abc --tmpfs /work/repo/alias/dsh-bash-abc --ro-bind /var/spill/dsh-bash-abc/owner-1 /var/spill/dsh-bash-abc/owner-1 --unshare-pid',
+    )
+    expect(line).not.toContain('dsh-bash-pipes-def')
+    // Inside a workspace under /tmp (which is bound again) it is masked after that bind.
+    const underTmp = bwrapArgs({ ...base, workspaceRoot: '/tmp/ws', protections: [], hidden: ['/tmp/ws/spill/dsh-bash-abc'], readOnlyExtras: [] }).join(' ')
+    expect(underTmp).toContain('--tmpfs /tmp --bind /tmp/ws /tmp/ws --tmpfs /tmp/ws/spill/dsh-bash-abc --unshare-pid')
   })
 })
 
