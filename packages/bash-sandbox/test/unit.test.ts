@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { Context } from 'cordis'
 import { afterAll, describe, expect, it } from 'vitest'
@@ -15,6 +15,7 @@ import {
   UNAVAILABLE_PREFIX,
   widerModes,
 } from '../src/index.js'
+import { checkWorkdirOutsideTmp, checkWorkdirPrivacy, mountAliases, parseMountinfo, physicalPath } from '../src/privacy.js'
 import { scratchDir } from './helpers.js'
 
 const dir = scratchDir()
@@ -120,6 +121,52 @@ describe('modes and resolve()', () => {
     } finally {
       await executor.shutdown()
     }
+  })
+})
+
+describe('privacy: mount aliases and the workdir rules', () => {
+  const mountinfo = [
+    '26 1 254:0 / / rw,relatime - ext4 /dev/vda rw',
+    '40 26 0:40 / /tmp rw - tmpfs tmpfs rw',
+    '41 26 0:40 / /mnt/all\\040tmp rw - tmpfs tmpfs rw',
+    '42 26 0:40 /spill /srv/spill rw - tmpfs tmpfs rw',
+    '43 26 0:40 /other /srv/other rw - tmpfs tmpfs rw',
+    '44 26 254:0 /var/spill /home/me/ws/mnt rw - ext4 /dev/vda rw',
+    '45 26 0:45 / /srv/stacked rw - tmpfs tmpfs rw',
+  ].join('\n')
+  const mounts = parseMountinfo(mountinfo)
+
+  it('finds every path of a directory: binds of it or of a parent, escaped names; not other subtrees or devices', () => {
+    expect(mounts[2]).toEqual({ device: '0:40', root: '/', mountPoint: '/mnt/all tmp' })
+    expect(mountAliases('/tmp/spill/dsh-bash-1', mounts)).toEqual(['/tmp/spill/dsh-bash-1', '/mnt/all tmp/spill/dsh-bash-1', '/srv/spill/dsh-bash-1'])
+    expect(mountAliases('/var/spill/dsh-bash-1', mounts)).toEqual(['/var/spill/dsh-bash-1', '/home/me/ws/mnt/dsh-bash-1'])
+    // Reached through an alias, the same set (its canonical path included).
+    expect(mountAliases('/srv/spill/dsh-bash-1', mounts).sort()).toEqual(['/mnt/all tmp/spill/dsh-bash-1', '/srv/spill/dsh-bash-1', '/tmp/spill/dsh-bash-1'])
+    expect(mountAliases('/srv/stacked/x', mounts)).toEqual(['/srv/stacked/x'])
+    expect(mountAliases('/x', [])).toEqual(['/x'])
+  })
+
+  it('physicalPath resolves what exists (symbolic links, dangling ones too) and appends the rest', () => {
+    const base = join(dir.path, 'physical')
+    mkdirSync(join(base, 'real'), { recursive: true })
+    symlinkSync(join(base, 'real'), join(base, 'link'))
+    symlinkSync(join(base, 'later'), join(base, 'dangling'))
+    expect(physicalPath(join(base, 'link', 'a', 'b'))).toBe(join(base, 'real', 'a', 'b'))
+    expect(physicalPath(join(base, 'dangling', 'x'))).toBe(join(base, 'later', 'x'))
+    expect(physicalPath(join(base, 'link', '..', 'real'))).toBe(join(base, 'real'))
+  })
+
+  it('a workdir inside a hidden path, or under /tmp outside the workspace, is refused with a stable message', () => {
+    expect(() => checkWorkdirPrivacy('/w/link', '/tmp/dsh-bash-1/owner-2', ['/tmp/dsh-bash-1'])).toThrow(
+      "the workdir is inside the executor's private directory, which sandboxed commands may not see, so no command was run: /w/link, which is /tmp/dsh-bash-1/owner-2 (private: /tmp/dsh-bash-1)",
+    )
+    expect(() => checkWorkdirPrivacy('/tmp/dsh-bash-10', '/tmp/dsh-bash-10', ['/tmp/dsh-bash-1'])).not.toThrow()
+    expect(() => checkWorkdirPrivacy('/', '/', ['/tmp/dsh-bash-1'])).not.toThrow()
+    expect(() => checkWorkdirOutsideTmp('/tmp/x', '/tmp/x', '/work/ws')).toThrow(
+      'the workdir is under /tmp, which the sandbox replaces with a private, empty one, so no command was run: /tmp/x (use a directory outside /tmp, or inside the workspace root /work/ws)',
+    )
+    for (const ok of ['/tmp', '/tmpx', '/work/ws/a']) expect(() => checkWorkdirOutsideTmp(ok, ok, '/work/ws')).not.toThrow()
+    expect(() => checkWorkdirOutsideTmp('/tmp/ws/a', '/tmp/ws/a', '/tmp/ws')).not.toThrow()
   })
 })
 
