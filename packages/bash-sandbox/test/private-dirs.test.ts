@@ -8,7 +8,7 @@
  * session's file on the host, and the session that owns it can read it.
  */
 import { spawnSync } from 'node:child_process'
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, symlinkSync, writeFileSync } from 'node:fs'
 import { basename, dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { Context } from 'cordis'
@@ -16,7 +16,7 @@ import type { BashExecutor, BashRunResult } from '@deepseek-ai/dsh-bash'
 import { ownerSpillDirName } from '@deepseek-ai/dsh-bash-kit'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { SandboxExecutor } from '../src/index.js'
-import { createSandbox, type SandboxInstance, sandboxUnavailable, scratchDir } from './helpers.js'
+import { createSandbox, outsideDir, type SandboxInstance, sandboxUnavailable, scratchDir } from './helpers.js'
 
 const reason = sandboxUnavailable()
 const random = () => Math.random().toString(36).slice(2, 10)
@@ -29,19 +29,6 @@ const steal = (...paths: string[]) => `grep -rsh -m 1 s3cr3t- ${paths.join(' ')}
 const PRIVATE_WORKDIR = "the workdir is inside the executor's private directory, which sandboxed commands may not see, so no command was run"
 const SPILL_IN_WORKSPACE = 'invalid sandbox executor config: the spill directory is inside the workspace root, where sandboxed commands can write'
 
-/** A directory on the host outside /tmp (the sandbox's /tmp is private) and outside the workspace. */
-function outsideDir(prefix: string): { path: string; remove(): void } {
-  for (const parent of ['/var/tmp', process.env.HOME, process.cwd()]) {
-    if (!parent) continue
-    try {
-      const path = realpathSync(mkdtempSync(join(parent, prefix)))
-      return { path, remove: () => rmSync(path, { recursive: true, force: true }) }
-    } catch {
-      // Try the next one.
-    }
-  }
-  throw new Error('no writable directory outside /tmp')
-}
 
 /** What a command printed, or the error that refused it. */
 async function attempt(bash: BashExecutor, request: { command: string; owner?: string; workdir?: string }): Promise<BashRunResult | Error> {

@@ -2,7 +2,7 @@
  * The sandbox with real bwrap. Skipped, with the reason printed, where bwrap is missing or cannot
  * create namespaces.
  */
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
@@ -11,23 +11,10 @@ import type { BashRunResult } from '@deepseek-ai/dsh-bash'
 import { trackInstances, uniqueMarker as digits } from '@deepseek-ai/dsh-bash/conformance'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { SandboxExecutorConfigInput } from '../src/index.js'
-import { countProcesses, createSandbox, type SandboxInstance, sandboxUnavailable, scratchDir } from './helpers.js'
+import { countProcesses, createSandbox, outsideDir, type SandboxInstance, sandboxUnavailable, scratchDir } from './helpers.js'
 
 const reason = sandboxUnavailable()
 
-/** A directory on the host outside /tmp (which the sandbox replaces by a private one) and outside the workspace. */
-function outsideDir(): { path: string; remove(): void } {
-  for (const parent of ['/var/tmp', process.env.HOME, process.cwd()]) {
-    if (!parent) continue
-    try {
-      const path = realpathSync(mkdtempSync(join(parent, 'dsh-bash-sandbox-outside-')))
-      return { path, remove: () => rmSync(path, { recursive: true, force: true }) }
-    } catch {
-      // Try the next one.
-    }
-  }
-  throw new Error('no writable directory outside /tmp')
-}
 
 
 describe.skipIf(reason !== undefined)('sandbox executor with real bwrap', () => {
