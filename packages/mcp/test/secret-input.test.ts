@@ -57,6 +57,22 @@ afterEach(async () => {
   current = undefined
 })
 
+/**
+ * A client whose person loads the page and declines there; asks once for `command`. What the
+ * client was sent (`seen`) and the page's HTML (`pages`).
+ */
+async function askAndReadPage(app: ReturnType<typeof setup>, command: string): Promise<{ seen: unknown[]; pages: string[] }> {
+  const pages: string[] = []
+  const { session, seen } = await app.connect({ elicitation: { url: {} } }, async (request) => {
+    const url = urlOf(request.params)
+    pages.push(await (await fetch(url)).text())
+    setTimeout(() => void submit(url, { action: 'decline' }), 20)
+    return { action: 'accept' }
+  })
+  expect(await app.ask(session.token, undefined, command)).toEqual({ outcome: 'declined' })
+  return { seen, pages }
+}
+
 /** What a browser does: load the page, then submit the form. */
 async function submit(url: string, fields: Record<string, string>): Promise<{ status: number; body: string }> {
   const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(fields).toString() })
@@ -146,16 +162,9 @@ describe('secretInput over MCP: a URL elicitation of a one-time page', () => {
 
   it('a command line with a line break, ESC, CR and a bidi override is shown escaped and whole, in the message and on the page', async () => {
     const app = (current = setup())
-    const pages: string[] = []
     // What the person must not be fooled by: a second line, a terminal escape, an overwrite, a reversed tail, markup.
     const command = 'read -s p\necho "$p" > /tmp/x \u001b[2K\r# harmless \u202Eosla ruoy\u202C <script>alert(1)</script>'
-    const { session, seen } = await app.connect({ elicitation: { url: {} } }, async (request) => {
-      const url = urlOf(request.params)
-      pages.push(await (await fetch(url)).text())
-      setTimeout(() => void submit(url, { action: 'decline' }), 20)
-      return { action: 'accept' }
-    })
-    expect(await app.ask(session.token, undefined, command)).toEqual({ outcome: 'declined' })
+    const { seen, pages } = await askAndReadPage(app, command)
     const shown = 'read -s p␊echo "$p" > /tmp/x ␛[2K␍# harmless \\u{202E}osla ruoy\\u{202C} <script>alert(1)</script>'
     const message = (seen[0] as { message: string }).message
     expect(message.split('\n')[1]).toBe(`It goes to this program, which the model started: ${shown}`)
@@ -172,14 +181,7 @@ describe('secretInput over MCP: a URL elicitation of a one-time page', () => {
   it('a command line too long for the message is named by its length; the page shows it whole', async () => {
     const app = (current = setup())
     const command = `read -s p; ${'x'.repeat(MAX_MESSAGE_COMMAND)}; echo "$p"`
-    const pages: string[] = []
-    const { session, seen } = await app.connect({ elicitation: { url: {} } }, async (request) => {
-      const url = urlOf(request.params)
-      pages.push(await (await fetch(url)).text())
-      setTimeout(() => void submit(url, { action: 'decline' }), 20)
-      return { action: 'accept' }
-    })
-    expect(await app.ask(session.token, undefined, command)).toEqual({ outcome: 'declined' })
+    const { seen, pages } = await askAndReadPage(app, command)
     expect((seen[0] as { message: string }).message.split('\n')[1]).toBe(
       `It goes to a program the model started; its command line (${command.length} characters) is shown whole on the page.`,
     )
