@@ -84,6 +84,7 @@ describe('the REPL: the same page before its y/N', () => {
 })
 
 const hasLess = spawnSync('less', ['--version']).status === 0
+if (!hasLess) console.warn('[cli approval] skipped: the secure-less tests need less (.ci/run installs it)')
 
 describe('interactive tasks under a policy (issue 25, row 3)', () => {
   it('an old policy asks before an interactive less; the same line without a terminal needs no question', async () => {
