@@ -37,14 +37,20 @@ beforeAll(() => {
 })
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
+/** `dsh-bash mcp --policy FILE` with a client that declines every elicitation and keeps its messages. */
+async function declining(policyFile: string) {
+  const server = await startStdio(['--policy', policyFile, '--workdir', dir], { capabilities: { elicitation: {} } })
+  const asked: string[] = []
+  server.client.setRequestHandler(ElicitRequestSchema, (request) => {
+    asked.push(request.params.message)
+    return { action: 'decline' }
+  })
+  return { server, asked }
+}
+
 describe('MCP: the person sees the whole line and every command', () => {
   it('the elicitation holds the whole line, both commands and the escaped description; a longer line is refused unasked', async () => {
-    const server = await startStdio(['--policy', policy, '--workdir', dir], { capabilities: { elicitation: {} } })
-    const asked: string[] = []
-    server.client.setRequestHandler(ElicitRequestSchema, (request) => {
-      asked.push(request.params.message)
-      return { action: 'decline' }
-    })
+    const { server, asked } = await declining(policy)
     try {
       expect(await call(server.client, 'bash', { command: LINE, description: DESCRIPTION })).toEqual({
         texts: ['Error: rejected by the user: command needs approval (rule "git push *"): git push origin main'],
@@ -88,12 +94,7 @@ if (!hasLess) console.warn('[cli approval] skipped: the secure-less tests need l
 
 describe('interactive tasks under a policy (issue 25, row 3)', () => {
   it('an old policy asks before an interactive less; the same line without a terminal needs no question', async () => {
-    const old = await startStdio(['--policy', oldPolicy, '--workdir', dir], { capabilities: { elicitation: {} } })
-    const asked: string[] = []
-    old.client.setRequestHandler(ElicitRequestSchema, (request) => {
-      asked.push(request.params.message)
-      return { action: 'decline' }
-    })
+    const { server: old, asked } = await declining(oldPolicy)
     try {
       expect(await bash(old.client, 'less long.txt', { run_in_background: true, interactive: true })).toEqual({
         texts: ['Error: rejected by the user: command needs approval (interactive: no "interactive" rule allows it): less long.txt'],
@@ -109,12 +110,7 @@ describe('interactive tasks under a policy (issue 25, row 3)', () => {
   })
 
   it.skipIf(!hasLess)("an allowed interactive less runs in its secure mode: !, | and v run nothing", async () => {
-    const server = await startStdio(['--policy', policy, '--workdir', dir], { capabilities: { elicitation: {} } })
-    const asked: string[] = []
-    server.client.setRequestHandler(ElicitRequestSchema, (request) => {
-      asked.push(request.params.message)
-      return { action: 'decline' }
-    })
+    const { server, asked } = await declining(policy)
     try {
       // Each escape in a fresh less: `!cmd` (shell), `|<mark>cmd` (pipe), `v` then vi's `:!cmd` (editor).
       // The key alone first: secure less answers it at once; the rest is typed as the attack goes on.
