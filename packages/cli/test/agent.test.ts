@@ -264,7 +264,8 @@ describe('dsh-bash agent against an OpenAI-compatible server', () => {
     let out = ''
     proc.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()))
     const exited = new Promise<number | null>((resolve) => proc.once('close', resolve))
-    await waitFor('the approval prompt', () => out.includes('allow once? [y/N] '))
+    // An upper bound for a saturated machine (node starts, the policy's parser loads).
+    await waitFor('the approval prompt', () => out.includes('allow once? [y/N] '), 90_000)
     proc.stdin.write(`${reply}\n`)
     const code = await exited
     // Through the terminal: stdout and stderr together, with CRLF line ends.

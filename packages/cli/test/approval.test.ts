@@ -25,6 +25,9 @@ const PAGE = [
   '- command needs approval (rule "git push *"): git push origin main',
   '- command needs approval (no rule allows it): cp f /tmp/m',
 ].join('\n')
+/** Upper bounds only, for a machine whose CPUs are saturated (the REPL starts node and loads the parser). */
+const SLOW = 90_000
+const LONG_TEST = 240_000
 const DESCRIPTION = 'Push\nReason: allowed by rule "git push *"\x1b[8m\r\u202e'
 
 beforeAll(() => {
@@ -67,7 +70,7 @@ describe('MCP: the person sees the whole line and every command', () => {
     } finally {
       await server.close()
     }
-  })
+  }, LONG_TEST)
 })
 
 describe('the REPL: the same page before its y/N', () => {
@@ -77,16 +80,16 @@ describe('the REPL: the same page before its y/N', () => {
     proc.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()))
     const exited = new Promise((resolve) => proc.once('exit', resolve))
     proc.stdin.write(`:call bash ${JSON.stringify({ command: LINE, description: DESCRIPTION })}\n`)
-    await waitFor('the prompt', () => out.includes('[y/N] '))
+    await waitFor('the prompt', () => out.includes('[y/N] '), SLOW)
     proc.stdin.write('n\n')
-    await waitFor('the refusal', () => out.includes('Error: rejected'))
+    await waitFor('the refusal', () => out.includes('Error: rejected'), SLOW)
     proc.stdin.end()
     expect(await exited).toBe(0)
     expect(out).toBe(
       `approval needed for ${PAGE}\nallow once? [y/N] ` +
         'Error: rejected by the user: command needs approval (rule "git push *"): git push origin main\n',
     )
-  })
+  }, LONG_TEST)
 })
 
 const hasLess = spawnSync('less', ['--version']).status === 0
@@ -107,7 +110,7 @@ describe('interactive tasks under a policy (issue 25, row 3)', () => {
     } finally {
       await old.close()
     }
-  })
+  }, LONG_TEST)
 
   it.skipIf(!hasLess)("an allowed interactive less runs in its secure mode: !, | and v run nothing", async () => {
     const { server, asked } = await declining(policy)
@@ -119,7 +122,7 @@ describe('interactive tasks under a policy (issue 25, row 3)', () => {
         const started = await bash(server.client, 'less long.txt', { run_in_background: true, interactive: true })
         const id = /started background task (bash-\d+)/.exec(started.texts[0])?.[1]
         expect(id, started.texts[0]).toBeDefined()
-        await waitFor('less to draw', async () => (await call(server.client, 'bash_input', { task_id: id, text: '', wait_ms: 500 })).texts[0].includes('line 1\n'))
+        await waitFor('less to draw', async () => (await call(server.client, 'bash_input', { task_id: id, text: '', wait_ms: 500 })).texts[0].includes('line 1\n'), SLOW)
         const answers: string[] = []
         for (const text of keys) answers.push((await call(server.client, 'bash_input', { task_id: id, text, wait_ms: 1500 })).texts[0])
         expect(answers[0]).toContain('Command not available')
@@ -130,7 +133,7 @@ describe('interactive tasks under a policy (issue 25, row 3)', () => {
     } finally {
       await server.close()
     }
-  })
+  }, LONG_TEST)
 
   it.skipIf(!hasLess)('control: the same keys in a less without LESSSECURE do run the commands (the test above can fail)', async () => {
     const instance = await loadExecutorPlugin(LocalExecutor, { graceMs: 300 })
@@ -139,13 +142,13 @@ describe('interactive tasks under a policy (issue 25, row 3)', () => {
       for (const [keys, made] of [['!touch control-bang\n', 'control-bang'], ['|.touch control-pipe\n', 'control-pipe']] as const) {
         // A trusted caller's env wins over TERMINAL_ENV: this turns the secure mode off.
         const task = executor.start(executor.resolve({ command: 'less long.txt', workdir: dir, interactive: true, env: { LESSSECURE: '' } }))
-        await waitFor('less to draw', () => executor.readOutput(task.id).delta.includes('line 1\n') || executor.get(task.id)?.status !== 'running')
+        await waitFor('less to draw', () => executor.readOutput(task.id).delta.includes('line 1\n') || executor.get(task.id)?.status !== 'running', SLOW)
         await executor.write(task.id, keys)
-        await waitFor(`${made} to be made`, () => existsSync(join(dir, made)))
+        await waitFor(`${made} to be made`, () => existsSync(join(dir, made)), SLOW)
         await executor.kill(task.id)
       }
     } finally {
       await instance.dispose()
     }
-  })
+  }, LONG_TEST)
 })
