@@ -297,7 +297,7 @@ describe('dsh-bash agent against an OpenAI-compatible server', () => {
     expect(refused.code).toBe(0)
     expect(refused.out.endsWith('result: Error: rejected by the user: command needs approval (rule "touch *"): touch tty-refused.txt\n')).toBe(true)
     expect(existsSync(join(dir, 'tty-refused.txt'))).toBe(false)
-  })
+  }, 240_000)
 
   it.skipIf(!hasScript)('the prompt shows the whole line, every command that needs approval, and escapes model text (issue 25, rows 4 and 11)', async () => {
     const policy = join(dir, 'policy-two.json')
@@ -325,7 +325,7 @@ describe('dsh-bash agent against an OpenAI-compatible server', () => {
     expect(refused.out.replaceAll('\x1b[0m\x1b(B\x0f', '')).not.toContain('\x1b')
     expect(existsSync(join(dir, 'two-a.txt'))).toBe(false)
     expect(existsSync(join(dir, 'two-b.txt'))).toBe(false)
-  })
+  }, 240_000)
 
   it('SIGINT aborts the turn and kills the running command (exit 130)', async () => {
     const tag = marker()
