@@ -1,5 +1,5 @@
-import { hasOption, optionValues, resolveLong, scanOptions } from './options.js'
-import { sedEffects } from './sed.js'
+import { hasOption, optionValues, resolveLong, scanOptions, type ScannedOptions } from './options.js'
+import { sedEffects, type SedScript } from './sed.js'
 import { dynamicWord, type Word } from './unquote.js'
 import { isHarmlessTarget } from './wrappers.js'
 
@@ -114,32 +114,47 @@ const git: Inspector = (words, out) => {
   if (sub === 'filter-branch') out.flags.push('git filter-branch runs scripts')
 }
 
+const SED_OPTIONS = {
+  short: 'nErsuzb',
+  shortArg: 'efl',
+  shortOptional: 'i',
+  long: ['quiet', 'silent', 'regexp-extended', 'separate', 'unbuffered', 'null-data', 'zero-terminated', 'posix', 'debug', 'sandbox', 'follow-symlinks', 'binary', 'help', 'version'],
+  longArg: ['expression', 'file', 'line-length'],
+  longOptional: ['in-place'],
+}
+
+/**
+ * The scripts sed compiles, in its order: each `-e` when getopt reaches it (with `--sandbox` only
+ * if it came earlier), then the first operand if there was no `-e`/`-f` (after all options).
+ */
+function sedScripts(scan: ScannedOptions): SedScript[] {
+  const scripts: SedScript[] = []
+  let sandbox = false
+  for (const option of scan.options) {
+    if (option.name === 'sandbox') sandbox = true
+    else if ((option.name === 'e' || option.name === 'expression') && option.value) scripts.push({ text: option.value.text, sandbox })
+  }
+  if (!hasOption(scan, 'e', 'expression', 'f', 'file') && scan.operands[0]) scripts.push({ text: scan.operands[0].text, sandbox })
+  return scripts
+}
+
 const sed: Inspector = (words, out) => {
   computed('sed', words, out)
-  const scan = scanOptions(words, 1, {
-    short: 'nErsuzb',
-    shortArg: 'efl',
-    shortOptional: 'i',
-    long: ['quiet', 'silent', 'regexp-extended', 'separate', 'unbuffered', 'null-data', 'zero-terminated', 'posix', 'debug', 'sandbox', 'follow-symlinks', 'binary', 'help', 'version'],
-    longArg: ['expression', 'file', 'line-length'],
-    longOptional: ['in-place'],
-  })
-  if (scan.unknown) out.flags.push(`sed option "${scan.unknown}" is not understood`)
-  if (hasOption(scan, 'i', 'in-place')) out.flags.push('sed -i edits files in place')
-  if (hasOption(scan, 'f', 'file')) out.flags.push('sed -f runs a script the policy cannot see')
-  // --sandbox makes sed refuse e, w and r.
-  if (hasOption(scan, 'sandbox')) return
-  const expressions = optionValues(scan, 'e', 'expression')
-  const scripts = expressions.length || hasOption(scan, 'f', 'file') ? expressions : scan.operands.slice(0, 1)
-  for (const script of scripts) {
-    if (!script.literal) continue
-    const effects = sedEffects(script.text)
+  // GNU getopt permutes options past operands, unless POSIXLY_CORRECT is in the environment (which
+  // the line does not show): then the first operand ends the options. Both readings are checked.
+  for (const posix of [false, true]) {
+    const scan = scanOptions(words, 1, { ...SED_OPTIONS, posix })
+    if (scan.unknown) out.flags.push(`sed option "${scan.unknown}" is not understood`)
+    if (hasOption(scan, 'i', 'in-place')) out.flags.push('sed -i edits files in place')
+    if (hasOption(scan, 'f', 'file')) out.flags.push('sed -f runs a script the policy cannot see')
+    const effects = sedEffects(sedScripts(scan))
     if (effects.unclear) out.flags.push(`sed script could not be read with certainty (${effects.unclear})`)
     if (effects.runs) out.flags.push('sed e runs a command')
     for (const file of effects.writes) {
-      if (!['/dev/stdout', '/dev/stderr'].includes(file)) out.flags.push(`sed w writes to ${file || 'a file'}`)
+      if (!['/dev/stdout', '/dev/stderr'].includes(file)) out.flags.push(`sed w writes to ${file}`)
     }
   }
+  out.flags.splice(0, out.flags.length, ...new Set(out.flags))
 }
 
 const awk: Inspector = (words, out) => {

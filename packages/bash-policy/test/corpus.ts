@@ -353,6 +353,42 @@ family('sed and awk', [
   ['awk \'/a|b/ { print }\' f', 'allow'],
 ])
 
+family('issue 25: the sed reader reads scripts as sed compiles them', [
+  // A bracket expression was scanned to its first `]`, so the delimiter inside `[[:alpha:]|]` ended
+  // the regex for the reader and the `e` flag was never seen (the round-3 attack; 5 variants).
+  ["sed -n 's|[[:alpha:]|]*|touch /tmp/m|e' f", 'ask', 'sed e runs a command'],
+  ["sed -n 's|[[:digit:][:alpha:]|]*|touch /tmp/m|e' f", 'ask', 'sed e runs a command'],
+  ["sed -n 's|[[.x.]|]*|touch /tmp/m|e' f", 'ask', 'sed e runs a command'],
+  ["sed -n 's|[[=x=]|]*|touch /tmp/m|e' f", 'ask', 'sed e runs a command'],
+  ["sed -E -n 's|[[:alpha:]|]+|touch /tmp/m|e' f", 'ask', 'sed e runs a command'],
+  ["sed -n 's|[]|]*|touch m|e' f", 'ask', 'sed e runs a command'],
+  ["sed -n 's|[^]|]*|touch m|e' f", 'ask', 'sed e runs a command'],
+  ["sed 's/x/y/ e' f", 'ask', 'sed e runs a command'],
+  ["sed 's/x/y/ w m' f", 'ask', 'sed w writes to m'],
+  // Found while rewriting the reader: a label ends at a blank, and --sandbox only covers the
+  // scripts compiled after it.
+  ["sed -n ':x e touch m' f", 'ask', 'sed e runs a command'],
+  ["sed -n 'bx e touch m' f", 'ask', 'sed e runs a command'],
+  ["sed -e '1e touch m' --sandbox f", 'ask', 'sed e runs a command'],
+  ["sed --sandbox -e '1e touch m' f", 'allow'],
+  ["sed --sandbox 's/a/b/w m' f", 'allow'],
+  // With POSIXLY_CORRECT in the environment the first operand ends the options.
+  ["sed 'w m' -e p f", 'ask', 'sed w writes to m'],
+  ["sed 'e touch m' --expression=p f", 'ask', 'sed e runs a command'],
+  // A text command ending in a backslash continues in the next -e; `a\\` does not continue.
+  ["sed -e 'a\\\\' -e '1e touch m' f", 'ask', 'sed e runs a command'],
+  ["sed -e 'a\\' -e '1e touch m' f", 'allow'],
+  ["sed -e 'a foo\\' -e '1e touch m' f", 'allow'],
+  ["sed '1a\\\\\n1e touch m' f", 'ask', 'sed e runs a command'],
+  ["sed 's/a/b/;s/[/]/x/g;y/ab/ba/;/^#/d;$!N;1~2p' f", 'allow'],
+  ["sed 's/[[:space:]]*$//' f", 'allow'],
+  ["sed ':a;N;$!ba;s/\\n/ /g' f", 'allow'],
+  ["sed 's/é/e/' f", 'allow'],
+  ["sed 's/éa/e/' f", 'ask', 'double-byte locale'],
+  ["sed 's/[é/]/x/' f", 'ask', 'non-ASCII'],
+  ["sed 'k' f", 'ask', 'unknown sed command "k"'],
+])
+
 family('other read-only commands that execute', [
   ['rg --pre ./evil.sh TODO', 'ask', 'rg --pre runs a command'],
   ['rg --pre=./evil.sh TODO', 'ask', 'rg --pre'],
