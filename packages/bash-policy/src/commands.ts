@@ -1,3 +1,4 @@
+import { awkEffects, networkOperand } from './awk.js'
 import { hasOption, optionValues, resolveLong, scanOptions, type ScannedOptions } from './options.js'
 import { sedEffects, type SedScript } from './sed.js'
 import { dynamicWord, type Word } from './unquote.js'
@@ -177,47 +178,9 @@ const awk: Inspector = (words, out) => {
   for (const program of programs) {
     if (program.literal) out.flags.push(...awkEffects(name, program.text))
   }
-}
-
-/** system(), pipes, print redirections and gawk's @-directives, outside string and regex literals. */
-export function awkEffects(name: string, program: string): string[] {
-  const strings: string[] = []
-  let code = ''
-  for (let i = 0; i < program.length; i++) {
-    const ch = program[i]
-    const before = code.trimEnd().slice(-1)
-    if (ch === '"' || (ch === '/' && !/[\w)\]$."]/.test(before))) {
-      let j = i + 1
-      while (j < program.length && program[j] !== ch) j += program[j] === '\\' ? 2 : 1
-      if (ch === '"') {
-        strings.push(program.slice(i + 1, j))
-        code += `"${strings.length - 1}"`
-      } else {
-        code += '/re/'
-      }
-      i = j
-      continue
-    }
-    code += ch
-  }
-  const flags: string[] = []
-  if (/\bsystem\s*\(/.test(code)) flags.push(`${name} system() runs a command`)
-  if (/\|/.test(code.replace(/\|\|/g, ''))) flags.push(`${name} pipes run commands`)
-  if (/@\s*[A-Za-z_]/.test(code)) flags.push(`${name} @-directives and indirect calls can run anything`)
-  for (const match of code.matchAll(/\bprintf?\b([^;}\n]*)/g)) {
-    let depth = 0
-    const tail = match[1]
-    for (let i = 0; i < tail.length; i++) {
-      if (tail[i] === '(') depth++
-      else if (tail[i] === ')') depth--
-      else if (tail[i] === '>' && depth <= 0) {
-        const target = /^>?\s*"(\d+)"/.exec(tail.slice(i + 1))
-        if (!target || !['/dev/stdout', '/dev/stderr'].includes(strings[Number(target[1])])) flags.push(`${name} print > writes to a file`)
-        break
-      }
-    }
-  }
-  return flags
+  const operands = words.slice(scan.end + (sources.length ? 0 : 1))
+  const network = operands.find((word) => word.literal && networkOperand(word.text))
+  if (network) out.flags.push(`${name} operand ${network.source} is a network connection for gawk`)
 }
 
 /** Only long options matter; a set of dangerous ones per command. */

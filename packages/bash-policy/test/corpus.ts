@@ -389,6 +389,40 @@ family('issue 25: the sed reader reads scripts as sed compiles them', [
   ["sed 'k' f", 'ask', 'unknown sed command "k"'],
 ])
 
+family('issue 25: the awk reader lexes programs where every awk agrees', [
+  // The round-3 attacks (row 2): the old reader took a `"` in a comment for a string, did not join
+  // backslash-newline, and ended a regex at a `/` inside a bracket; each ran with mawk.
+  ['awk \'# say "hi\nBEGIN { system("touch m") } # "\' f', 'ask', 'awk system() runs a command'],
+  ['awk \'BEGIN { system\\\n("touch m") }\'', 'ask', 'awk system() runs a command'],
+  ['awk \'BEGIN { print "x" \\\n> "m" }\'', 'ask', 'awk print > writes to a file'],
+  ['awk \'/[/]"/ { print } # "\nBEGIN { system("touch m") }\' f', 'ask', 'could not be read with certainty'],
+  ['awk \'/[/]"/ { x = "\\"" } { print "a" > "m" }\' f', 'ask'],
+  // Places where the awks lex differently (found by running mawk, gawk, original-awk, busybox).
+  ["awk '{ print length /x/ 1 }' f", 'ask', 'is a regex for some awks and a division for others'],
+  ["awk '{ if (1) /x/ }' f", 'ask', 'is a regex for some awks and a division for others'],
+  ["awk '/[]/]/' f", 'ask', 'starts with "]"'],
+  ["awk '/[\\/]/' f", 'ask', 'could not be read with certainty'],
+  ["awk '{ x = \"a\\\nb\" }' f", 'ask', 'a string continues over a line break'],
+  ["awk '{ print (1\n+ 2) }' f", 'ask', 'a line break inside parentheses'],
+  ["awk '{ print \"a\" > \"/dev/stdout\" \"x\" }' f", 'ask', 'awk print > writes to a file'],
+  ["awk '{ printf(\"%s\", $1) > \"m\" }' f", 'ask', 'awk print > writes to a file'],
+  ["awk 'BEGIN { \"date\" |& getline d }'", 'ask', 'awk pipes run commands'],
+  ["awk 'BEGIN { getline l < \"/inet/tcp/0/127.0.0.1/9\" }'", 'ask', 'getline <'],
+  ["awk 'BEGIN { ARGV[1] = \"/inet/tcp/0/127.0.0.1/9\"; ARGC = 2 } { print }'", 'ask', 'ARGV'],
+  ["gawk '{ print }' /inet/tcp/0/127.0.0.1/9", 'ask', 'network connection'],
+  ["awk '@include \"x\"'", 'ask', '@-directives'],
+  // Everyday programs stay allowed.
+  ["awk '{s+=$2} END {print s/NR}' f", 'allow'],
+  ["awk '!seen[$0]++' f", 'allow'],
+  ["awk 'length > 80' f", 'allow'],
+  ["awk '/^[a-z]/ && /[[:space:]]+$/' f", 'allow'],
+  ["awk '{ if ($1 > max) max = $1 } END { print max }' f", 'allow'],
+  ["awk '{a[$1]+=$2} END {for (k in a) print k, a[k]}' f", 'allow'],
+  ["awk '{ print (\"a\" > \"b\") }' f", 'allow'],
+  ["awk 'BEGIN { while ((getline line < \"a.txt\") > 0) print line }'", 'allow'],
+  ["awk '{\n  print $1 # first\n}' f", 'allow'],
+])
+
 family('other read-only commands that execute', [
   ['rg --pre ./evil.sh TODO', 'ask', 'rg --pre runs a command'],
   ['rg --pre=./evil.sh TODO', 'ask', 'rg --pre'],

@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from 'vitest'
 import type { Parser } from 'web-tree-sitter'
 import { extract, loadParser, type CommandFinding } from '../src/index.js'
 import { sedEffects } from '../src/sed.js'
-import { awkEffects } from '../src/commands.js'
+import { awkEffects } from '../src/awk.js'
 import { decodeAnsiC } from '../src/unquote.js'
 
 let parser: Parser
