@@ -1,6 +1,7 @@
 import { awkEffects, networkOperand } from './awk.js'
 import { hasOption, optionValues, resolveLong, scanOptions, type ScannedOptions } from './options.js'
 import { sedEffects, type SedScript } from './sed.js'
+import { tarFlags } from './tar.js'
 import { dynamicWord, type Word } from './unquote.js'
 import { isHarmlessTarget } from './wrappers.js'
 
@@ -271,20 +272,10 @@ const INSPECTORS: ReadonlyMap<string, Inspector> = new Map<string, Inspector>([
   ['fdfind', fd],
   [
     'tar',
-    shortOrLong(
-      'tar',
-      /^-[a-zA-Z]*[IF]/,
-      {
-        'to-command': 'tar --to-command runs a command',
-        'checkpoint-action': 'tar --checkpoint-action can run a command',
-        'use-compress-program': 'tar --use-compress-program runs a command',
-        'info-script': 'tar --info-script runs a command',
-        'new-volume-script': 'tar --new-volume-script runs a command',
-        'rmt-command': 'tar --rmt-command runs a command',
-        'rsh-command': 'tar --rsh-command runs a command',
-      },
-      'tar -I/-F runs a command',
-    ),
+    (words, out) => {
+      computed('tar', words, out)
+      out.flags.push(...tarFlags(words))
+    },
   ],
   ['man', shortOrLong('man', /^-[a-zA-Z]*[PH]/, { pager: 'man --pager runs a command', html: 'man --html runs a browser' }, 'man -P/-H runs a command')],
   ['less', shortOrLong('less', /^(\+.*[!|]|-[a-zA-Z]*[oO])/, { 'log-file': 'less --log-file writes to a file', 'LOG-FILE': 'less --LOG-FILE writes to a file' }, 'less can run a command or write a file')],

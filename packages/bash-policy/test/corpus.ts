@@ -10,7 +10,7 @@ export const testPolicy = definePolicy({
     'pwd', 'true', 'false', ':', 'cd *', 'test *', '[ *', 'date', 'whoami', 'sleep *', 'basename *', 'dirname *',
     'git status', 'git log *', 'git diff *', 'git show *', 'git grep *', 'git rebase *', 'git -c *', 'git --config-env=* *',
     'git --exec-path=* *', 'git fetch *', 'git clone *',
-    'npm run test:*', 'npm test', 'find *', 'sed *', 'awk *', 'tee *', 'env', 'export *', 'read *', 'let *', 'fd *',
+    'npm run test:*', 'npm test', 'find *', 'sed *', 'awk *', 'tar *', 'less *', 'more *', 'man *', 'tee *', 'env', 'export *', 'read *', 'let *', 'fd *',
     './gradlew *',
   ],
 })
@@ -421,6 +421,43 @@ family('issue 25: the awk reader lexes programs where every awk agrees', [
   ["awk '{ print (\"a\" > \"b\") }' f", 'allow'],
   ["awk 'BEGIN { while ((getline line < \"a.txt\") > 0) print line }'", 'allow'],
   ["awk '{\n  print $1 # first\n}' f", 'allow'],
+])
+
+family('issue 25: tar is read by an allow list (listing and extracting to stdout)', [
+  // Round 3, row 12: the writing modes of tar were not checked.
+  ['tar -cf FILE x', 'ask', 'tar -c creates an archive'],
+  ['tar cf FILE x', 'ask', 'tar -c creates an archive'],
+  ['tar czf out.tgz src', 'ask', 'tar -c creates an archive'],
+  ['tar --create --file=FILE x', 'ask', 'tar -c creates an archive'],
+  ['tar -xf a.tar', 'ask', 'tar -x extracts files'],
+  ['tar xvf a.tar', 'ask', 'tar -x extracts files'],
+  ['tar -x -f a.tar -C /tmp --overwrite', 'ask'],
+  ['tar -rf a.tar x', 'ask', 'tar -r appends'],
+  ['tar -uf a.tar x', 'ask', 'tar -u updates'],
+  ['tar -Af a.tar b.tar', 'ask', 'tar -A appends archives'],
+  ['tar --delete -f a.tar x', 'ask', 'tar --delete rewrites'],
+  ['tar -tf a.tar --index-file=m', 'ask', 'tar --index-file writes'],
+  ['tar -tf a.tar --volno-file=m', 'ask', 'tar --volno-file writes'],
+  ['tar -tf a.tar -g snap', 'ask', 'tar -g writes a snapshot file'],
+  ['tar -xOf a.tar --to-command=sh', 'ask', 'tar --to-command runs a command'],
+  ['tar -tf a.tar --to-c=sh', 'ask', 'tar --to-command runs a command (written "--to-c=sh")'],
+  ['tar -tf a.tar --verbo', 'ask', 'abbreviated'],
+  ['tar -tf a.tar -I sh', 'ask', 'tar -I runs'],
+  ['tar tIf sh a.tar', 'ask', 'tar -I runs'],
+  ['tar -tf a.tar --checkpoint=1 --checkpoint-action=exec=sh', 'ask'],
+  ['tar -tf host:a.tar', 'ask', 'tar runs a remote shell'],
+  ['tar -tf a.tar -T names', 'ask', 'tar -T reads names and options'],
+  ['tar -tf a.tar -M', 'ask', 'is not read'],
+  ['tar -tf a.tar $OPT', 'ask', 'computed at run time'],
+  ['tar -tf a.tar', 'allow'],
+  ['tar tvf a.tar', 'allow'],
+  ['tar -tzvf a.tar.gz', 'allow'],
+  ['tar --list --file=a.tar --wildcards "*.ts"', 'allow'],
+  ['tar -xOf a.tar src/x.ts', 'allow'],
+  ['tar xOf a.tar', 'allow'],
+  ['tar -x --to-stdout -f a.tar', 'allow'],
+  ['tar -tf host:a.tar --force-local', 'allow'],
+  ['tar --version', 'allow'],
 ])
 
 family('other read-only commands that execute', [
