@@ -2,6 +2,7 @@ import { awkEffects, networkOperand } from './awk.js'
 import { hasOption, optionValues, resolveLong, scanOptions, type ScannedOptions } from './options.js'
 import { sedEffects, type SedScript } from './sed.js'
 import { tarFlags } from './tar.js'
+import { LESS, MAN, MORE, pagerFlags, type PagerOptions } from './pager.js'
 import { dynamicWord, type Word } from './unquote.js'
 import { isHarmlessTarget } from './wrappers.js'
 
@@ -254,6 +255,13 @@ const uniq: Inspector = (words, out) => {
   if (operands >= 2) out.flags.push('uniq writes to its second operand')
 }
 
+function pager(spec: PagerOptions): Inspector {
+  return (words, out) => {
+    computed(spec.name, words, out)
+    out.flags.push(...pagerFlags(spec, words))
+  }
+}
+
 const INSPECTORS: ReadonlyMap<string, Inspector> = new Map<string, Inspector>([
   ['uniq', uniq],
   ['find', find],
@@ -277,9 +285,9 @@ const INSPECTORS: ReadonlyMap<string, Inspector> = new Map<string, Inspector>([
       out.flags.push(...tarFlags(words))
     },
   ],
-  ['man', shortOrLong('man', /^-[a-zA-Z]*[PH]/, { pager: 'man --pager runs a command', html: 'man --html runs a browser' }, 'man -P/-H runs a command')],
-  ['less', shortOrLong('less', /^(\+.*[!|]|-[a-zA-Z]*[oO])/, { 'log-file': 'less --log-file writes to a file', 'LOG-FILE': 'less --LOG-FILE writes to a file' }, 'less can run a command or write a file')],
-  ['more', shortOrLong('more', /^\+.*[!|]/, {}, 'more can run a command')],
+  ['man', pager(MAN)],
+  ['less', pager(LESS)],
+  ['more', pager(MORE)],
   ['zip', shortOrLong('zip', /^-[a-zA-Z]*TT/, { 'unzip-command': 'zip --unzip-command runs a command' }, 'zip -TT runs a command')],
   ['rsync', shortOrLong('rsync', /^-[a-zA-Z]*e/, { rsh: 'rsync --rsh runs a command', 'rsync-path': 'rsync --rsync-path runs a command' }, 'rsync -e runs a command')],
   ['ssh', shortOrLong('ssh', /^-[a-zA-Z]*[oF]/, {}, 'ssh -o/-F can run a local command')],

@@ -460,6 +460,36 @@ family('issue 25: tar is read by an allow list (listing and extracting to stdout
   ['tar --version', 'allow'],
 ])
 
+family('issue 25: less, more and man are read by allow lists', [
+  ['less +!touch\\ m a.txt', 'ask', 'less +cmd runs start commands'],
+  ["less '+|touch m' a.txt", 'ask', 'less +cmd'],
+  ["less $'+/x\\n!touch m' a.txt", 'ask', 'less +cmd'],
+  ['less -o m a.txt', 'ask', 'less -o writes a log file'],
+  ['less -No m a.txt', 'ask', 'less -o writes a log file'],
+  ['less -p -om notes.txt', 'ask', 'less -o writes a log file'],
+  ['less --log-file=m a.txt', 'ask', 'less --log-file writes'],
+  ['less --log=m a.txt', 'ask', 'is not read'],
+  ['less -k keys a.txt', 'ask', 'less -k reads key bindings'],
+  ['less -Nkkeys a.txt', 'ask', 'less -k reads key bindings'],
+  ['less --lesskey-src=keys a.txt', 'ask', 'less --lesskey-src'],
+  ['less --lesskey-content=x a.txt', 'ask', 'less --lesskey-content'],
+  ['less -t main', 'ask', 'LESSGLOBALTAGS'],
+  ['less $OPT a.txt', 'ask', 'computed at run time'],
+  ["more '+!touch m' a.txt", 'ask', 'more +cmd'],
+  ['man -Pcat ls', 'ask', 'man -P runs a pager'],
+  ['man -C conf ls', 'ask', 'man -C reads a configuration'],
+  ['man -r x ls', 'ask', 'man -r sets the pager prompt'],
+  ['man -X ls', 'ask', 'gxditview'],
+  ['less -N a.txt', 'allow'],
+  ['less -R -S +G a.txt', 'allow'],
+  ['less +/TODO -p TODO notes.txt', 'allow'],
+  ['less -+S --no-lessopen a.txt', 'allow'],
+  ['more +10 -d a.txt', 'allow'],
+  ['man 1 ls', 'allow'],
+  ['man -k printf', 'allow'],
+  ['man -aw ls', 'allow'],
+])
+
 family('other read-only commands that execute', [
   ['rg --pre ./evil.sh TODO', 'ask', 'rg --pre runs a command'],
   ['rg --pre=./evil.sh TODO', 'ask', 'rg --pre'],
