@@ -273,6 +273,7 @@ const INSPECTORS: ReadonlyMap<string, Inspector> = new Map<string, Inspector>([
   ['gawk', awk],
   ['mawk', awk],
   ['nawk', awk],
+  ['original-awk', awk],
   ['rg', rg],
   ['sort', sort],
   ['tee', tee],
