@@ -247,10 +247,11 @@ add('issue 25: program readers (round 3, rows 1, 2 and 12)', false, [
   // Row 2: a quote in an awk comment, backslash-newline, a regex that ends early for the reader.
   'awk \'# say "hi\nBEGIN { system("touch m") } # "\' a.txt', 'awk \'BEGIN { system\\\n("touch m") }\'',
   'awk \'BEGIN { print "x" \\\n> "m" }\'', 'awk \'/[/]"/ { print } # "\nBEGIN { system("touch m") }\' a.txt',
-  'awk \'{ print "a" > "/dev/stdout" "x" }\' a.txt', 'awk \'BEGIN { "touch m" |& getline }\'',
+  'awk \'{ print "a" > "/dev/stdout" "x" }\' a.txt', 'gawk \'BEGIN { "touch m" |& getline }\'',
   // Row 12: tar's writing modes.
   'tar -cf m a.txt', 'tar cf m a.txt', 'tar czf m.tgz a.txt', 'tar -rf a.tar notes.txt', 'tar -xf a.tar', 'tar xvf a.tar',
-  'tar -tf a.tar --index-file=m', 'tar -xOf a.tar --to-command="touch m"', 'tar --delete -f a.tar d/f',
+  'tar -tf a.tar --index-file=m', 'tar -xf a.tar --to-command="touch m"', 'tar --delete -f a.tar d/f',
   // less: a lesskey source whose #env section sets LESSOPEN runs it even when less only copies.
+  // (less -o writes its log only at a terminal: kept as an attack the oracle cannot see.)
   'less --lesskey-src=keys a.txt', 'less -o m a.txt',
 ])
