@@ -488,6 +488,9 @@ family('issue 25: less, more and man are read by allow lists', [
   ['man 1 ls', 'allow'],
   ['man -k printf', 'allow'],
   ['man -aw ls', 'allow'],
+  ['env LESSKEYIN=keys less a.txt', 'ask', 'sets LESSKEYIN'],
+  ['env TAPE=host:a.tar tar -t', 'ask', 'sets TAPE'],
+  ['env AWKPATH=. gawk -f x', 'ask', 'sets AWKPATH'],
 ])
 
 family('other read-only commands that execute', [
