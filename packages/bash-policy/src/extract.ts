@@ -360,6 +360,8 @@ class Extractor {
     if (wrapper && unwrapped && unwrapped.kind !== 'plain') {
       // A path-qualified wrapper (`./timeout`) may be anything: it needs a rule of its own.
       this.emit(words, info, [...info.flags, ...(unwrapped.flags ?? [])], wrapper.transparent && !pathQualified)
+      const shifting = unwrapped.kind === 'argv' ? wrapperArgument(words, unwrapped.words) : undefined
+      if (shifting) return this.uncertain(`the ${base} argument ${shifting.source} is computed at run time and could change what it runs`)
       switch (unwrapped.kind) {
         case 'uncertain':
           return this.uncertain(unwrapped.why)
@@ -410,6 +412,16 @@ class Extractor {
     }
     return stdin
   }
+}
+
+/**
+ * The first word of a wrapper's own part (its options and operands, before the command it runs)
+ * whose value is only known at run time. Such a word decides where the command starts: with
+ * `w='5 touch m'`, `timeout $w ls` runs `touch`; with `u=-u`, `env "$u" ls touch m` does too.
+ */
+function wrapperArgument(words: readonly Word[], command: readonly Word[]): Word | undefined {
+  const start = words.findIndex((word, i) => i > 0 && command.includes(word))
+  return words.slice(1, start < 0 ? undefined : start).find((word) => !word.literal || word.glob)
 }
 
 function assignedName(node: SyntaxNode, src: string): string | undefined {

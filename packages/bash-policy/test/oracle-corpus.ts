@@ -214,6 +214,10 @@ add('found by attacking the subset by hand', false, [
   'cat {a[x]}<a.txt', 'echo {a[x]}>&2', 'grep x {a[x]}<<<x', "cat {a[x]}<<'EOF'\nx\nEOF", 'echo {fd}>/dev/null',
   // xargs sets the slot variable in the command's environment: PATH=0 runs ./0/ls.
   'mkdir -p 0 && cp evilbin/ls 0/ls; ls | xargs --process-slot-var=PATH ls', 'xargs --process-slot-var=PATH -a a.txt ls',
+  // A run-time word among a wrapper's own options or operands moves where its command starts
+  // (w='5 touch pwned-w', u='-u'): the policy saw `ls`, the wrapper ran touch.
+  'timeout $w ls', 'nice -n $w ls', 'stdbuf -o $w ls', 'env -u $w ls', 'taskset $w ls', 'xargs -n $w ls < a.txt',
+  'env "$u" ls touch m', 'timeout "$w" ls', 'timeout 1* ls', 'nice -n $w ls -la | wc -l',
 ])
 
 /** Lines the generator (test/oracle.test.ts) found allowed and harmful; kept so they stay caught. */

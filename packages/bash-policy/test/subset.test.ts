@@ -108,6 +108,12 @@ describe('the safe subset', () => {
     ['echo {a[x]}>/dev/null', 'assigns a descriptor'],
     ['echo {BASH_CMDS[ls]}>/dev/null; ls', 'assigns a descriptor'],
     ['coproc ls', 'outside'],
+    // a run-time word among a wrapper's own words moves where its command starts
+    ['timeout $w ls', 'the timeout argument $w is computed at run time and could change what it runs'],
+    ['nice -n "$x" ls', 'the nice argument "$x" is computed'],
+    ['env -u $x ls', 'the env argument $x is computed'],
+    ['xargs -n $x ls', 'the xargs argument $x is computed'],
+    ['timeout 1* ls', 'the timeout argument 1* is computed'],
   ])('asks for %j (%s)', async (line, why) => {
     // Under a policy that allows every command, only the subset (or an uncertainty) can ask.
     const decision = await decide(everything, line)

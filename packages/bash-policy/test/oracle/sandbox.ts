@@ -37,6 +37,9 @@ export const HOSTILE_ENV: Record<string, string> = {
   OPT: '--pre=touch pwned-opt',
   FOO: '-exec',
   N: '1+a[$(touch pwned-n)]',
+  // Split into words, a value can move where a wrapper's command starts (`timeout $w ls` runs touch).
+  w: '5 touch pwned-w',
+  u: '-u',
 }
 
 /** Why the oracle cannot run here, or undefined when bwrap and strace work. */
