@@ -97,6 +97,8 @@ class Extractor {
   changesDirectory = false
   /** The first command name that is a relative path (`./x`, `bin/x`). */
   relativeName: string | undefined
+  /** Commands whose last argument `-` the grammar dropped (see droppedDash). */
+  private readonly dashed = new Set<SyntaxNode>()
 
   constructor(
     private readonly parser: Parser,
@@ -273,7 +275,9 @@ class Extractor {
       }
     } else {
       const inner = { ...scope, redirects: [...scope.redirects, ...targets] }
-      if (body.type === 'command') this.command(body, inner, node, this.stdinOf(redirects, scope.src), droppedDash(node, scope.src))
+      const dashed = droppedDash(node, scope.src)
+      if (dashed) this.dashed.add(dashed)
+      if (body.type === 'command') this.command(body, inner, node, this.stdinOf(redirects, scope.src))
       else this.walk(body, inner)
     }
     for (const redirect of redirects) this.walkRedirect(redirect, scope)
@@ -309,8 +313,7 @@ class Extractor {
     this.walkChildren(node, { ...scope, redirects: [] })
   }
 
-  /** `dash`: the grammar dropped a last argument `-` before the redirections (see droppedDash). */
-  private command(node: SyntaxNode, scope: Scope, span: SyntaxNode = node, stdin?: Stdin, dash = false): void {
+  private command(node: SyntaxNode, scope: Scope, span: SyntaxNode = node, stdin?: Stdin): void {
     const src = scope.src
     const keyword = node.type !== 'command'
     const parts: SyntaxNode[] = []
@@ -338,7 +341,7 @@ class Extractor {
     let targets: string[] = []
     try {
       for (const group of adjacentGroups(parts)) words.push(...wordsOf(group, src))
-      if (dash) words.push(literalWord('-'))
+      if (this.dashed.has(node)) words.push(literalWord('-'))
       targets = [...scope.redirects, ...redirects.flatMap((redirect) => outputTargets(redirect, src))]
     } catch (error) {
       if (!(error instanceof Uncertain)) throw error

@@ -150,7 +150,8 @@ class SubsetWalker {
     let pos = from === 0 ? node.start : node.children[from - 1].end
     for (let i = from; i < to; i++) {
       const child = node.children[i]
-      if (!/^[ \t]*$/.test(this.src.slice(pos, child.start))) outside(`a line break inside ${clipText(this.text(node))}`)
+      const gap = this.src.slice(pos, child.start)
+      if (!/^[ \t]*$/.test(gap)) outside(gap.includes('\n') ? `a line break inside ${clipText(this.text(node))}` : `text the grammar left out (${clipText(gap)}) in ${clipText(this.text(node))}`)
       pos = child.end
     }
   }
@@ -604,12 +605,16 @@ export function checkCommandName(words: readonly Word[]): void {
 
 /**
  * tree-sitter-bash leaves a last argument `-` out of the command before a heredoc or a redirection
- * with a descriptor number (`cat - <<'EOF'`, `cd - 2>/dev/null`): the text between the command
- * and its first redirection is then exactly blanks, `-`, blanks, which bash reads as the word `-`.
+ * with a descriptor number (`cat - <<'EOF'`, `cd - 2>/dev/null`, `ls && cat - 2>/dev/null`): the
+ * text between the statement and its first redirection is then exactly blanks, `-`, blanks, which
+ * bash reads as the word `-` of the last command. That command, or undefined.
  */
-export function droppedDash(node: SyntaxNode, src: string): boolean {
+export function droppedDash(node: SyntaxNode, src: string): SyntaxNode | undefined {
   const [body, first] = node.children
-  return node.type === 'redirected_statement' && body?.type === 'command' && first !== undefined && /^[ \t]+-[ \t]+$/.test(src.slice(body.end, first.start))
+  if (node.type !== 'redirected_statement' || !body || !first || !/^[ \t]+-[ \t]+$/.test(src.slice(body.end, first.start))) return undefined
+  let last: SyntaxNode | undefined = body
+  while (last && (last.type === 'list' || last.type === 'pipeline')) last = last.children[last.children.length - 1]
+  return last?.type === 'command' && last.end === body.end ? last : undefined
 }
 
 function balanced(text: string): boolean {

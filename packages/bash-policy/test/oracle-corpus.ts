@@ -95,6 +95,7 @@ add('harmless: everyday lines with cd, loops, subshells, substitutions (issue 25
   'echo "$(echo "$(pwd)")"', 'grep -c x <<< "$(cat a.txt)"', 'ls $(echo -la)', 'cat $(echo -- a.txt)',
   'diff <(sort a.txt) <(sort input.txt)', 'cat <(echo x)', 'wc -l < <(ls)', 'diff <(ls src) <(ls .)', 'grep x <(cat a.txt)',
   "cat - <<'EOF'\nhello\nEOF", "cat a.txt - <<'EOF'\nmore\nEOF", "wc -l - <<'EOF'\nx\nEOF", "cat - 2>/dev/null <<'EOF'\nx\nEOF",
+  'ls && cat - 2>/dev/null < a.txt', "ls | cat - <<'EOF'\nx\nEOF",
   'rg TODO src/*.ts', 'rg -n export ./src/*', 'rg x src/*', 'find src/* -maxdepth 0', 'find ./* -maxdepth 0 -type d', 'find src/*.ts -newer a.txt',
   'ls -d .*', 'rg -c x ./*', 'find .* -maxdepth 0',
 ])
@@ -311,7 +312,8 @@ add('git global options', false, [
 
 add('cat - before a heredoc', false, [
   "cat - <<EOF\n$(touch m)\nEOF", "cat - <<'EOF' >m\nx\nEOF", "cat - - <<'EOF'\nx\nEOF\nmkdir m", "cat -<<'EOF'\nx\nEOF\nmkdir m",
-  "cat - <<'EOF'\nEOF \nmkdir m\nEOF", "mkdir - <<'EOF'\nx\nEOF", "cat - 2>m <<'EOF'\nx\nEOF",
+  "cat - <<'EOF'\nEOF \nmkdir m\nEOF", "mkdir - <<'EOF'\nx\nEOF", "cat - 2>m <<'EOF'\nx\nEOF", 'ls && mkdir - 2>/dev/null',
+  'ls | mkdir - 2>/dev/null', 'ls && cat - 2>m',
 ])
 
 /** Lines the generator (test/oracle.test.ts) found allowed and harmful; kept so they stay caught. */

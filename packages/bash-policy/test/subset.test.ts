@@ -182,9 +182,13 @@ describe('the safe subset', () => {
   })
 
   it('puts back the `-` the grammar drops before a heredoc or a 2> redirection', async () => {
-    const dash = definePolicy({ default: 'ask', allow: ['cat -', 'cd -'] })
+    const dash = definePolicy({ default: 'ask', allow: ['cat -', 'cd -', 'ls'] })
     expect((await decide(dash, "cat - <<'EOF'\nx\nEOF")).kind).toBe('allow')
     expect((await decide(dash, 'cd - 2>/dev/null')).kind).toBe('allow')
+    // The grammar hangs the redirection on the whole list or pipeline; the `-` is the last command's.
+    expect((await decide(dash, 'ls && cat - 2>/dev/null')).kind).toBe('allow')
+    expect((await decide(dash, "ls | cat - <<'EOF'\nx\nEOF")).kind).toBe('allow')
+    expect((await decide(dash, 'ls - && cat 2>/dev/null')).kind).toBe('ask')
     expect((await decide(dash, "cat <<'EOF'\nx\nEOF")).kind).toBe('ask')
     expect((await decide(dash, "cat - - <<'EOF'\nx\nEOF")).kind).toBe('ask')
   })
