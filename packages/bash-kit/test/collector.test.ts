@@ -263,6 +263,45 @@ describe('OutputCollector: incremental reads', () => {
     expect(c.read()).toEqual({ text: stream.slice(at(23681), at(23700)), lossy: false })
   })
 
+  it('any interleaving of writes, reads, end, requireSpill and dispose: each read is the next piece of the stream', () => {
+    // Seeded: the same 300 interleavings every run. Lines of 3–40 bytes in chunks cut anywhere.
+    let seed = 25
+    const random = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed % n)
+    for (let round = 0; round < 300; round++) {
+      const c = collector(1 + random(120), { maxSpillBytes: random(2) ? 1 << 20 : 200 })
+      let stream = ''
+      let line = 0
+      let at = 0
+      for (let step = 0; step < 60; step++) {
+        const action = random(20)
+        if (action < 12) {
+          let chunk = ''
+          for (let k = random(5); k >= 0; k--) chunk += `${line++}:${'x'.repeat(random(36))}\n`
+          const cut = random(chunk.length)
+          c.write(chunk.slice(0, cut))
+          c.write(chunk.slice(cut))
+          if (!c.ended) stream += chunk
+        } else if (action < 18) {
+          const { text, lossy } = c.read()
+          if (lossy) {
+            // Past what was read; at a line start unless no line starts in the kept tail.
+            const restart = stream.length - text.length
+            expect(restart).toBeGreaterThan(at)
+            if (text.includes('\n')) expect(stream[restart - 1]).toBe('\n')
+            at = restart
+          }
+          expect(stream.slice(at, at + text.length)).toBe(text)
+          at += text.length
+        } else if (action === 18) {
+          c.requireSpill()
+        } else {
+          random(2) ? c.end() : c.dispose()
+        }
+      }
+      expect(c.totalBytes).toBe(stream.length)
+    }
+  })
+
   it('a lossy read keeps the first kept line whole when the cut fell on a line start', () => {
     // 'lost\nkept\nlast' is 14 bytes; the cut falls after byte 5 (9 kept), 4 or 6.
     const reads = (maxBytes: number, chunks: string[]) => {
