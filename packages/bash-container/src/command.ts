@@ -1,6 +1,6 @@
 import { constants } from 'node:os'
 import { PassThrough } from 'node:stream'
-import { type BashExecSpec, TERMINAL_COLS, TERMINAL_ROWS, TERMINAL_TERM } from '@deepseek-ai/dsh-bash'
+import { type BashExecSpec, TERMINAL_COLS, TERMINAL_ENV, TERMINAL_ROWS } from '@deepseek-ai/dsh-bash'
 import { type ExitFacts, type LaunchedCommand, NON_INTERACTIVE_ENV } from '@deepseek-ai/dsh-bash-kit'
 import { containerErrors } from './errors.js'
 import type { AgentSession, CommandSink } from './agent-session.js'
@@ -15,9 +15,9 @@ export async function launchThroughAgent(session: AgentSession, spec: BashExecSp
   if (spec.command.includes('\0')) throw containerErrors.nulInCommand()
   if (spec.workdir.includes('\0')) throw containerErrors.nulInWorkdir()
   const terminal = spec.interactive === true
-  // A terminal gets a terminal's TERM; the other non-interactive defaults (no pager, no colour,
-  // no git prompt) stay: the model still reads text.
-  const env: Record<string, string> = { ...NON_INTERACTIVE_ENV, ...(terminal ? { TERM: TERMINAL_TERM } : {}), ...(spec.env ?? {}) }
+  // A terminal gets a terminal's TERM and the pagers' secure modes (TERMINAL_ENV); the other
+  // non-interactive defaults (no pager, no colour, no git prompt) stay: the model still reads text.
+  const env: Record<string, string> = { ...NON_INTERACTIVE_ENV, ...(terminal ? TERMINAL_ENV : {}), ...(spec.env ?? {}) }
   for (const [name, value] of Object.entries(env)) if (value.includes('\0')) throw containerErrors.nulInEnv(name)
   const pairs = Object.entries(env).map(([k, v]) => `${k}=${v}`)
   const hasStdin = !terminal && spec.stdin !== undefined

@@ -4,7 +4,7 @@
  * is always `exec <bash> --noprofile --norc -c '<script>' <name> '<arg>'…`, so that the login shell
  * is replaced at once and sshd's exit status is the command's own.
  */
-import { TERMINAL_TERM } from '@deepseek-ai/dsh-bash'
+import { TERMINAL_ENV } from '@deepseek-ai/dsh-bash'
 import { assertEnvName, CGROUP_VARIABLE, closeInheritedFds, fillScript, MARKER_VARIABLE, NON_INTERACTIVE_ENV, readScript } from '@deepseek-ai/dsh-bash-kit'
 
 /** The first stdout line of every command, stripped before output is collected. */
@@ -34,7 +34,7 @@ export interface WrapperOptions {
   hasStdin: boolean
   /**
    * True when sshd runs the command in a pseudo-terminal (an interactive task): stdin stays the
-   * terminal, and `TERM` is the terminal's (`xterm-256color`) instead of `dumb`.
+   * terminal, and `TERMINAL_ENV` applies (`TERM=xterm-256color` instead of `dumb`, the pagers' secure modes).
    */
   terminal?: boolean
 }
@@ -75,7 +75,7 @@ export function wrapperScript(options: WrapperOptions): string {
     lines.push(`for __n in $(compgen -e); do case "\${__n^^}" in ${cases}) unset "$__n" 2>/dev/null;; esac; done; unset __n`)
   }
   lines.push(`unset BASH_ENV ENV ${CGROUP_VARIABLE} ${MARKER_VARIABLE}`)
-  const env: Record<string, string> = { ...NON_INTERACTIVE_ENV, ...(options.terminal ? { TERM: TERMINAL_TERM } : {}), ...(options.env ?? {}) }
+  const env: Record<string, string> = { ...NON_INTERACTIVE_ENV, ...(options.terminal ? TERMINAL_ENV : {}), ...(options.env ?? {}) }
   for (const [name, value] of Object.entries(env)) {
     assertEnvName(name)
     lines.push(`export ${name}=${shellQuote(value)}`)

@@ -118,6 +118,17 @@ export function defineInteractiveConformance(context: InteractiveConformanceCont
       expect(bash.readOutput(plain.id).delta).toBe('term=dumb\nno-tty\n')
     })
 
+    it('get the pagers\' secure modes (TERMINAL_ENV): the model types into them unchecked', async () => {
+      const bash = await context.executor()
+      const t = new Transcript(bash, start(bash, 'echo "less=$LESSSECURE allow=[${LESSSECURE_ALLOW-unset}] more=$MORESECURE systemd=$SYSTEMD_PAGERSECURE pager=$PAGER"'))
+      await t.end()
+      expect(t.text).toContain('less=1 allow=[] more=1 systemd=1 pager=cat\n')
+      // A trusted caller's env still wins.
+      const own = bash.start(bash.resolve({ command: 'echo "less=$LESSSECURE"', workdir, interactive: true, env: { LESSSECURE: '0' } }))
+      await own.done
+      expect(bash.readOutput(own.id).delta).toContain('less=0')
+    })
+
     it('shows a prompt while it waits, once; the input answers it', async () => {
       const t = await session(`read -p 'Name? ' n; echo "hi $n"`)
       await t.until((text) => text === 'Name? ')
