@@ -151,7 +151,9 @@ describe('local executor: containment', () => {
 })
 
 describe('local executor: output', () => {
-  it('100 MB of output keeps memory bounded', async () => {
+  // Real work that grows with load: 100 MB through a pipe took 28–63 s beside four busy loops at a
+  // load average of 16–33 (the default 60 s limit failed it once), a few seconds at rest.
+  it('100 MB of output keeps memory bounded', { timeout: 300_000 }, async () => {
     const bash = await executor()
     const before = process.memoryUsage().rss
     let peak = before
