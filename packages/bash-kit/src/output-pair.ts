@@ -105,7 +105,7 @@ export class OutputPair {
     const spillPaths: BashTaskRead['spillPaths'] = {}
     if (this.stdout.spillPath) spillPaths.stdout = this.stdout.spillPath
     if (this.stderr.spillPath) spillPaths.stderr = this.stderr.spillPath
-    return { delta, lossy: out.lossy || err.lossy, spillPaths }
+    return { delta, streams: { stdout: out.text, stderr: err.text }, screen: false, lossy: out.lossy || err.lossy, spillPaths }
   }
 
   /** The output of a yielded run up to now, consumed: the task's next read continues after it. */

@@ -400,7 +400,7 @@ export abstract class ProcessExecutor extends BashExecutor {
     const out = entry.terminal.read()
     const spillPaths: BashTaskRead['spillPaths'] = {}
     if (entry.output.stdout.spillPath) spillPaths.stdout = entry.output.stdout.spillPath
-    return { task: entry.view, delta: out.text, lossy: out.lossy, spillPaths }
+    return { task: entry.view, delta: out.text, streams: { stdout: out.text, stderr: '' }, screen: out.screen, lossy: out.lossy, spillPaths }
   }
 
   async kill(id: string): Promise<boolean> {

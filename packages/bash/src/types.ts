@@ -210,6 +210,20 @@ export interface BashTaskRead {
    * sequences.
    */
   delta: string
+  /**
+   * The same new output by stream, apart: `delta` is `stdout`, then (when `stderr` is not empty) a
+   * newline if needed, `[stderr]\n` and `stderr`. Readers that must tell the executor's `[stderr]`
+   * line from output that prints one use these. An interactive task's terminal text is `stdout`
+   * (`stderr` is always '').
+   */
+  streams: { stdout: string; stderr: string }
+  /**
+   * True when `delta` is a whole screen of a full-screen program (its first line the
+   * `[screen <cols>x<rows>]` header), as the terminal view decided from its active buffer; false
+   * for everything else, however the text begins. Readers never infer it from the text: a program
+   * can print a line that reads `[screen 120x40]`.
+   */
+  screen: boolean
   /** True when part of the new output fell out of memory before this read (see the spill paths). */
   lossy: boolean
   /** Paths of intact spill files holding the complete streams, when they exist. */

@@ -1,4 +1,5 @@
 import { toolBashErrors } from './errors.js'
+import { escapeOutput } from './lookalike.js'
 /**
  * The per-result budget: a result text that must survive a host that cuts it again (MCP clients).
  *
@@ -109,6 +110,7 @@ export function tailWithin(text: string, maxBytes: number, maxLines: number): st
 
 /** One output stream to fit: its text, and the marker line saying where all of it is. */
 export interface BudgetStream {
+  /** The output as the model reads it (lookalike lines already escaped, lookalike.ts). */
   text: string
   /** Already cut before the budget (the executor kept only a tail). */
   truncated: boolean
@@ -133,7 +135,8 @@ export function layoutWithinBudget(
   const present = streams.filter((s) => s.text !== '' || s.truncated)
   // Reserve room for every marker line that may be needed, and for the labels and joins.
   const reserved = [...present.map((s) => s.marker), ...present.map((s) => s.label), ...statusMarkers].join('\n')
-  const overhead = { bytes: byteLength(reserved) + present.length + 2, lines: lineCount(reserved) + present.length + 1 }
+  // Per stream also one byte for the escape a cut inside a line may need (below).
+  const overhead = { bytes: byteLength(reserved) + 2 * present.length + 2, lines: lineCount(reserved) + present.length + 1 }
   const avail = { bytes: budget.bytes - overhead.bytes, lines: budget.lines - overhead.lines }
   const sizes = present.map((s) => ({ bytes: byteLength(s.text), lines: lineCount(s.text) }))
   const kept = present.map((s, i) => {
@@ -144,7 +147,7 @@ export function layoutWithinBudget(
       const half = Math.floor(avail[key] / present.length)
       return Math.max(half, avail[key] - otherNeed)
     }
-    return tailWithin(s.text, share('bytes'), share('lines'))
+    return escapeCutStart(s.text, tailWithin(s.text, share('bytes'), share('lines')))
   })
   const header: string[] = []
   let body = ''
@@ -157,4 +160,15 @@ export function layoutWithinBudget(
   const head = header.length > 0 ? `${header.join('\n')}\n` : ''
   const markers = statusMarkers.length > 0 ? `${body.endsWith('\n') ? '' : '\n'}${statusMarkers.join('\n')}` : ''
   return head + body + markers
+}
+
+/**
+ * A tail cut inside a line starts a line of the result with what was the middle of one: it may now
+ * read as one of our lines, so that first line is escaped like any output line (lookalike.ts).
+ */
+function escapeCutStart(text: string, tail: string): string {
+  if (tail === text || tail === '' || text[text.length - tail.length - 1] === '\n') return tail
+  const nl = tail.indexOf('\n')
+  const first = nl === -1 ? tail : tail.slice(0, nl)
+  return escapeOutput(first) + tail.slice(first.length)
 }

@@ -25,3 +25,4 @@ export {
 } from './secret-input.js'
 export { ReplyMask, HIDDEN_REPLY, MIN_HIDDEN_REPLY } from './reply-mask.js'
 export { readAfterInput, QUIET_MS } from './input.js'
+export { OWN_LINE_OPENINGS, ESCAPE, escapeOutput, unescapeOutput, readsAsOurs } from './lookalike.js'

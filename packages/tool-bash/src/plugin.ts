@@ -1,6 +1,6 @@
 import { isAbsolute, resolve as resolvePath } from 'node:path'
 import type { Context } from 'cordis'
-import type { BashExecRequest, BashTask, BashTaskRead } from '@deepseek-ai/dsh-bash'
+import type { BashExecRequest, BashTask } from '@deepseek-ai/dsh-bash'
 import type { ApprovalService, ToolCall, ToolCaller, ToolContent } from '@deepseek-ai/dsh-tools'
 import { CALLER_ERROR, hasCode, messageOf, serviceObject } from '@deepseek-ai/dsh-tools'
 import { byteLength, checkBudget, lineCount, type ResultBudget } from './budget.js'
@@ -14,6 +14,7 @@ import {
   renderNotice,
   renderRead,
   renderRunResult,
+  type RenderableRead,
   startedText,
 } from './render.js'
 import {
@@ -97,9 +98,9 @@ export const ToolBash = {
     // Replies typed by a person, hidden in every later read of their task (reply-mask.ts).
     const replies = new ReplyMask()
     // `lead`: a first line before the read (after a typed reply); the budget holds it too.
-    const readText = (id: string, read: BashTaskRead, lead = '') => {
+    const readText = (id: string, read: RenderableRead, lead = '') => {
       const room = budget && lead ? { bytes: Math.max(1, budget.bytes - byteLength(lead)), lines: Math.max(1, budget.lines - lineCount(lead)) } : budget
-      return lead + renderRead({ ...read, delta: replies.hide(id, read.delta) }, { escalationHint: escalationPossible(ctx, confines), budget: room })
+      return lead + renderRead(read, { escalationHint: escalationPossible(ctx, confines), budget: room, mask: (text) => replies.hide(id, text) })
     }
 
     ctx.tools.register({
