@@ -15,11 +15,11 @@ export const SANDBOX_ADDENDUM = `
 
 export const BASH_OUTPUT_DESCRIPTION = `Read the new output of a background bash task started with run_in_background.
 
-Returns only what the task printed since your previous bash_output call for it (stdout, then a "[stderr]" section), or "(no new output)", followed by its status: "[status: running]", "[status: completed, exit code: N]" or "[status: killed …]". If "[some output was dropped from memory; full output: PATH]" appears, read that file for what you missed. Poll again later while the status is running.`
+Returns only what the task printed since your previous bash_output call for it (stdout, then a "[stderr]" section), or "(no new output)", followed by its status: "[status: running]", "[status: completed, exit code: N]" or "[status: killed …]". If "[some output was dropped from memory; full output: PATH]" appears, read that file for what you missed. To wait instead of polling, pass "wait_ms" (up to 30000): the call returns as soon as the task ends, its new output has been quiet for a moment, or, with "until" (a regular expression such as "^READY$"), a line of new output matches.`
 
 export const BASH_INPUT_DESCRIPTION = `Type into a background bash task started with "interactive": true, then return what bash_output would: the new output, then its status line.
 
-"text" is sent as typed keys: "\\n" is Enter, "\\u0003" Ctrl-C, "\\u0004" Ctrl-D (end of input), "\\u001b[A" arrow up; empty text just waits and reads. Wait for a prompt before typing (some programs drop what was typed before they were ready). The call returns once the program has been quiet for a moment, the task ended, or "wait_ms" passed (default 3000, at most 30000: raise it for slow answers). What you type with the terminal's echo off (a password prompt) is not shown back.`
+"text" is sent as typed keys: "\\n" is Enter, "\\u0003" Ctrl-C, "\\u0004" Ctrl-D (end of input), "\\u001b[A" arrow up; empty text just waits and reads. Wait for a prompt before typing (some programs drop what was typed before they were ready). The call returns once the program printed more than the echo of what you typed and was then quiet for a moment, a line matched "until" (a regular expression), the task ended, or "wait_ms" passed (default 3000, at most 30000: raise it for slow answers). What you type with the terminal's echo off (a password prompt) is not shown back.`
 
 export const BASH_KILL_DESCRIPTION = `Stop a background bash task started with run_in_background: every process it started is terminated (SIGTERM, then SIGKILL after a grace period). Returns "killed background task ID", or "task ID had already finished" when it had ended by itself. Use bash_output to read what it printed.`
 

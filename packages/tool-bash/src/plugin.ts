@@ -5,7 +5,8 @@ import type { ApprovalService, ToolCall, ToolCaller, ToolContent } from '@deepse
 import { CALLER_ERROR, hasCode, messageOf, serviceObject } from '@deepseek-ai/dsh-tools'
 import { byteLength, checkBudget, lineCount, type ResultBudget } from './budget.js'
 import { BASH_INPUT_DESCRIPTION, BASH_KILL_DESCRIPTION, BASH_OUTPUT_DESCRIPTION, bashDescription } from './descriptions.js'
-import { readAfterInput } from './input.js'
+import { Carry, GatheredRead, waitForOutput, type WaitRule } from './wait.js'
+import { UntilMatcher } from './until.js'
 import { ReplyMask } from './reply-mask.js'
 import { presentBashCall, presentBashResult, presentTaskCall, presentTaskResult } from './present.js'
 import {
@@ -22,11 +23,14 @@ import {
   bashParameters,
   checkBashArgs,
   checkInputArgs,
+  checkOutputArgs,
   checkTaskArgs,
   DEFAULT_INPUT_WAIT_MS,
   type InputArgs,
   inputParameters,
   MODE_ORDER,
+  type OutputArgs,
+  outputParameters,
   sandboxedBashParameters,
   type TaskArgs,
   taskParameters,
@@ -102,6 +106,41 @@ export const ToolBash = {
       const room = budget && lead ? { bytes: Math.max(1, budget.bytes - byteLength(lead)), lines: Math.max(1, budget.lines - lineCount(lead)) } : budget
       return lead + renderRead(read, { escalationHint: escalationPossible(ctx, confines), budget: room, mask: (text) => replies.hide(id, text) })
     }
+    // Waiting reads (wait.ts): `until` runs off the loop (until.ts); what a cancelled wait read is
+    // carried to the next read of its task.
+    const matcher = new UntilMatcher()
+    ctx.effect(() => () => matcher.dispose())
+    const carry = new Carry()
+    const exists = (id: string) => bash.get(id) !== undefined
+    /** A task's next read, after whatever a cancelled wait left for it. */
+    const gather = (id: string) => {
+      const gathered = new GatheredRead(bash.readOutput(id))
+      const held = carry.take(id)
+      if (held) gathered.prepend(held)
+      return gathered
+    }
+    const waitThenRender = async (id: string, call: ToolCall, rule: Pick<WaitRule, 'waitMs' | 'echo'> & { until?: string }, gathered: GatheredRead, lead = '') => {
+      const { until } = rule
+      let waited
+      try {
+        waited = await waitForOutput(bash, id, {
+          waitMs: rule.waitMs,
+          echo: rule.echo,
+          until: until === undefined ? undefined : (lines) => matcher.firstMatch(until, lines),
+          // More than a result holds need not be waited for.
+          maxChars: budget?.bytes ?? 64_000,
+          signal: call.signal,
+        }, gathered)
+      } catch (error) {
+        carry.hold(id, gathered, exists)
+        throw error
+      }
+      if (waited.aborted) {
+        carry.hold(id, waited.gathered, exists)
+        throw toolBashErrors.waitCancelled(id)
+      }
+      return readText(id, waited.gathered.toRead(), lead)
+    }
 
     ctx.tools.register({
       name: 'bash',
@@ -141,14 +180,14 @@ export const ToolBash = {
     ctx.tools.register({
       name: 'bash_output',
       description: BASH_OUTPUT_DESCRIPTION,
-      parameters: taskParameters,
+      parameters: outputParameters,
       presentCall: presentTaskCall('bash_output'),
       presentResult: presentTaskResult('bash_output'),
       execute(rawArgs, call) {
-        const args = rawArgs as TaskArgs
-        checkTaskArgs(args)
+        const args = rawArgs as OutputArgs
+        checkOutputArgs(args)
         assertAccess(bash, args.task_id, call)
-        return readText(args.task_id, bash.readOutput(args.task_id))
+        return waitThenRender(args.task_id, call, { waitMs: args.wait_ms ?? 0, until: args.until }, gather(args.task_id))
       },
     })
 
@@ -176,16 +215,22 @@ export const ToolBash = {
         const args = rawArgs as InputArgs
         checkInputArgs(args)
         assertAccess(bash, args.task_id, call)
+        const waitMs = args.wait_ms ?? DEFAULT_INPUT_WAIT_MS
         if (args.ask_user !== undefined) {
           // A person types the reply (secret-input.ts); the model reads only that it was typed.
           await sendUserReply(ctx, call, args.task_id, args.ask_user, replies)
-          const read = await readAfterInput(bash, args.task_id, args.wait_ms ?? DEFAULT_INPUT_WAIT_MS, call.signal)
-          return readText(args.task_id, read, `${TYPED_TEXT}\n`)
+          return waitThenRender(args.task_id, call, { waitMs, echo: '', until: args.until }, gather(args.task_id), `${TYPED_TEXT}\n`)
         }
-        // Not interactive, or finished: the executor's coded errors, before any wait.
-        await bash.write(args.task_id, args.text ?? '')
-        const read = await readAfterInput(bash, args.task_id, args.wait_ms ?? DEFAULT_INPUT_WAIT_MS, call.signal)
-        return readText(args.task_id, read)
+        // What the program printed before the typing is read first: only what comes after can answer it.
+        const before = gather(args.task_id)
+        try {
+          // Not interactive, or finished: the executor's coded errors, before any wait.
+          await bash.write(args.task_id, args.text ?? '')
+        } catch (error) {
+          carry.hold(args.task_id, before, exists)
+          throw error
+        }
+        return waitThenRender(args.task_id, call, { waitMs, echo: args.text ?? '', until: args.until }, before)
       },
     })
 

@@ -123,9 +123,9 @@ export interface TerminalPiece {
 }
 
 /**
- * A read to render: the executor's read, or several reads of one wait joined (input.ts). With
- * `pieces`, the output is those terminal pieces in order (`streams` is not used); else `streams`
- * with the read's `screen` flag.
+ * A read to render: the executor's read, or several reads of one wait joined (wait.ts). With
+ * `pieces`, stdout is those terminal pieces in order (`streams.stdout` is not used); else
+ * `streams.stdout` with the read's `screen` flag. stderr is `streams.stderr`.
  */
 export type RenderableRead = Pick<BashTaskRead, 'task' | 'streams' | 'screen' | 'lossy' | 'spillPaths'> & { pieces?: readonly TerminalPiece[] }
 
@@ -159,7 +159,7 @@ function readParts(read: RenderableRead, mask: (text: string) => string): { out:
   const pieces = read.pieces ?? [{ text: read.streams.stdout, screen: read.screen }]
   // The mask runs on the escaped text: a backslash only ever goes before a line start, so a reply
   // found in the output is found there too.
-  return { out: mask(joinPieces(pieces)), err: read.streams.stderr === '' || read.pieces ? '' : mask(escapeOutput(read.streams.stderr)) }
+  return { out: mask(joinPieces(pieces)), err: read.streams.stderr === '' ? '' : mask(escapeOutput(read.streams.stderr)) }
 }
 
 /** The `bash_output` text for one read; an ended task's sandbox markers follow the status line. */
