@@ -120,6 +120,12 @@ export interface BudgetStream {
   label: string
 }
 
+/** A layout within the budget: the text, and for each stream given (in order) whether its text is cut. */
+export interface BudgetLayout {
+  text: string
+  cut: boolean[]
+}
+
 /**
  * Lays out streams and status markers within the budget: markers of cut streams first, then each
  * stream's newest part (stdout before stderr, as in the contract), then the status markers.
@@ -130,7 +136,7 @@ export function layoutWithinBudget(
   plain: string,
   statusMarkers: readonly string[],
   budget: ResultBudget,
-): string | undefined {
+): BudgetLayout | undefined {
   if (!streams.some((s) => s.truncated) && fits(plain, budget)) return undefined
   const present = streams.filter((s) => s.text !== '' || s.truncated)
   // Reserve room for every marker line that may be needed, and for the labels and joins.
@@ -150,16 +156,20 @@ export function layoutWithinBudget(
     return escapeCutStart(s.text, tailWithin(s.text, share('bytes'), share('lines')))
   })
   const header: string[] = []
+  const cut = streams.map(() => false)
   let body = ''
   present.forEach((s, i) => {
-    if (s.truncated || kept[i] !== s.text) header.push(s.marker)
+    if (s.truncated || kept[i] !== s.text) {
+      header.push(s.marker)
+      cut[streams.indexOf(s)] = true
+    }
     if (body !== '' && !body.endsWith('\n')) body += '\n'
     body += s.label + kept[i]
   })
   if (body === '') body = '(no output)'
   const head = header.length > 0 ? `${header.join('\n')}\n` : ''
   const markers = statusMarkers.length > 0 ? `${body.endsWith('\n') ? '' : '\n'}${statusMarkers.join('\n')}` : ''
-  return head + body + markers
+  return { text: head + body + markers, cut }
 }
 
 /**

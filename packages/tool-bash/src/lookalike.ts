@@ -31,6 +31,7 @@ export const OWN_LINE_OPENINGS: readonly string[] = Object.freeze([
   '[status:', // bash_output's status line
   '[screen ', // a full-screen program's header
   '[the user typed a reply', // bash_input after a reply typed by a person
+  '[bytes ', // a range of a complete output (bash_output with offset)
   '(no output)',
   '(no new output)',
   'started background task ',

@@ -1,7 +1,7 @@
 import { isAbsolute, resolve as resolvePath } from 'node:path'
 import type { Context } from 'cordis'
 import type { BashExecRequest, BashTask } from '@deepseek-ai/dsh-bash'
-import type { ApprovalService, ToolCall, ToolCaller, ToolContent } from '@deepseek-ai/dsh-tools'
+import type { ApprovalService, ToolCall, ToolCaller, ToolContent, ToolResult } from '@deepseek-ai/dsh-tools'
 import { CALLER_ERROR, hasCode, messageOf, serviceObject } from '@deepseek-ai/dsh-tools'
 import { byteLength, checkBudget, lineCount, type ResultBudget } from './budget.js'
 import { BASH_INPUT_DESCRIPTION, BASH_KILL_DESCRIPTION, BASH_OUTPUT_DESCRIPTION, bashDescription } from './descriptions.js'
@@ -13,11 +13,13 @@ import {
   alreadyFinishedText,
   killedText,
   renderNotice,
-  renderRead,
-  renderRunResult,
+  renderReadCut,
+  renderRun,
   type RenderableRead,
   startedText,
 } from './render.js'
+import { BASH_ANNOTATIONS, bashOutputSchema, errorStructure, runStructure, taskStructure } from './structured.js'
+import { rangeLimits, rangeRef, renderRange } from './range.js'
 import {
   type BashArgs,
   bashParameters,
@@ -102,10 +104,14 @@ export const ToolBash = {
     // Replies typed by a person, hidden in every later read of their task (reply-mask.ts).
     const replies = new ReplyMask()
     // `lead`: a first line before the read (after a typed reply); the budget holds it too.
-    const readText = (id: string, read: RenderableRead, lead = '') => {
+    /** A read's result: its text (after `lead`, a first line) and its facts. */
+    const readResult = (id: string, read: RenderableRead, lead = ''): ToolResult => {
       const room = budget && lead ? { bytes: Math.max(1, budget.bytes - byteLength(lead)), lines: Math.max(1, budget.lines - lineCount(lead)) } : budget
-      return lead + renderRead(read, { escalationHint: escalationPossible(ctx, confines), budget: room, mask: (text) => replies.hide(id, text) })
+      const rendered = renderReadCut(read, { escalationHint: escalationPossible(ctx, confines), budget: room, mask: (text) => replies.hide(id, text) })
+      return { content: [{ type: 'text', text: lead + rendered.text }], isError: false, structured: taskStructure(read.task, read.spillPaths, rendered.cut) }
     }
+    // Every tool's results carry the facts as data (structured.ts): the tool's own, else these.
+    const facts = { outputSchema: bashOutputSchema, structureOf: errorStructure }
     // Waiting reads (wait.ts): `until` runs off the loop (until.ts); what a cancelled wait read is
     // carried to the next read of its task.
     const matcher = new UntilMatcher()
@@ -139,13 +145,15 @@ export const ToolBash = {
         carry.hold(id, waited.gathered, exists)
         throw toolBashErrors.waitCancelled(id)
       }
-      return readText(id, waited.gathered.toRead(), lead)
+      return readResult(id, waited.gathered.toRead(), lead)
     }
 
     ctx.tools.register({
       name: 'bash',
       description: bashDescription({ sandbox: confines, yieldAfterMs: config.yieldAfterMs }),
       parameters: confines ? sandboxedBashParameters : bashParameters,
+      ...facts,
+      annotations: BASH_ANNOTATIONS.bash,
       presentCall: presentBashCall,
       presentResult: presentBashResult,
       async execute(rawArgs, call) {
@@ -169,11 +177,15 @@ export const ToolBash = {
         if (config.yieldAfterMs !== undefined && !args.run_in_background) request.yieldAfterMs = config.yieldAfterMs
         if (call.onProgress && !args.run_in_background) request.onOutput = newestLineReporter(call.onProgress)
         const spec = bash.resolve(request)
-        if (args.run_in_background) return startedText(bash.start(spec).id)
+        if (args.run_in_background) {
+          const task = bash.start(spec)
+          return { content: [{ type: 'text', text: startedText(task.id) }], isError: false, structured: taskStructure(task) }
+        }
         const result = await bash.run(spec)
-        const text = renderRunResult(result, { escalationHint: escalationPossible(ctx, confines), budget })
-        if (result.aborted) return { content: [{ type: 'text', text: `Error: the command was aborted\n${text}` }], isError: true }
-        return text
+        const rendered = renderRun(result, { escalationHint: escalationPossible(ctx, confines), budget })
+        const structured = runStructure(result, rendered)
+        if (result.aborted) return { content: [{ type: 'text', text: `Error: the command was aborted\n${rendered.text}` }], isError: true, structured }
+        return { content: [{ type: 'text', text: rendered.text }], isError: false, structured }
       },
     })
 
@@ -181,11 +193,24 @@ export const ToolBash = {
       name: 'bash_output',
       description: BASH_OUTPUT_DESCRIPTION,
       parameters: outputParameters,
+      ...facts,
+      annotations: BASH_ANNOTATIONS.bash_output,
       presentCall: presentTaskCall('bash_output'),
       presentResult: presentTaskResult('bash_output'),
       execute(rawArgs, call) {
         const args = rawArgs as OutputArgs
         checkOutputArgs(args)
+        if (args.offset !== undefined) {
+          // The executor fences complete outputs by owner itself (one error for unknown and foreign).
+          const limits = rangeLimits(budget)
+          const ref = rangeRef(args.task_id, args.stream)
+          const read = bash.readFullOutput(ref, { offset: args.offset, length: Math.min(args.length ?? limits.bytes, limits.bytes) }, ownerToken(call))
+          if ('path' in ref && args.stream !== undefined && args.stream !== read.stream) {
+            throw toolBashErrors.invalidArguments(`invalid stream: that path is the ${read.stream} of ${read.id}`)
+          }
+          const { text, structured } = renderRange(read, args.offset, limits)
+          return { content: [{ type: 'text', text }], isError: false, structured }
+        }
         assertAccess(bash, args.task_id, call)
         return waitThenRender(args.task_id, call, { waitMs: args.wait_ms ?? 0, until: args.until }, gather(args.task_id))
       },
@@ -195,13 +220,17 @@ export const ToolBash = {
       name: 'bash_kill',
       description: BASH_KILL_DESCRIPTION,
       parameters: taskParameters,
+      ...facts,
+      annotations: BASH_ANNOTATIONS.bash_kill,
       presentCall: presentTaskCall('bash_kill'),
       presentResult: presentTaskResult('bash_kill'),
       async execute(rawArgs, call) {
         const args = rawArgs as TaskArgs
         checkTaskArgs(args)
         assertAccess(bash, args.task_id, call)
-        return (await bash.kill(args.task_id)) ? killedText(args.task_id) : alreadyFinishedText(args.task_id)
+        const text = (await bash.kill(args.task_id)) ? killedText(args.task_id) : alreadyFinishedText(args.task_id)
+        const task = bash.get(args.task_id)
+        return { content: [{ type: 'text', text }], isError: false, ...(task ? { structured: taskStructure(task) } : {}) }
       },
     })
 
@@ -209,6 +238,8 @@ export const ToolBash = {
       name: 'bash_input',
       description: `${BASH_INPUT_DESCRIPTION}${ASK_USER_SENTENCE}`,
       parameters: inputParameters,
+      ...facts,
+      annotations: BASH_ANNOTATIONS.bash_input,
       presentCall: presentTaskCall('bash_input'),
       presentResult: presentTaskResult('bash_input'),
       async execute(rawArgs, call) {

@@ -86,16 +86,29 @@ export function sandboxMarkers(sandbox: SandboxFacts | undefined, options: RunMa
   return markers
 }
 
+/** A rendered result: its text, and which streams the text holds only part of (a cut). */
+export interface Rendered {
+  text: string
+  cut: { stdout: boolean; stderr: boolean }
+}
+
 /** The whole foreground result text. */
 export function renderRunResult(result: BashRunResult, options: RenderOptions = {}): string {
+  return renderRun(result, options).text
+}
+
+/** The foreground result text, and what of it is cut (the executor's memory bound, the budget). */
+export function renderRun(result: BashRunResult, options: RenderOptions = {}): Rendered {
   const markers = runMarkers(result, options)
   const plain = appendMarkers(renderStreams(result), markers)
-  if (!options.budget) return plain
+  const executorCut = { stdout: result.stdout.truncated, stderr: result.stderr.truncated }
+  if (!options.budget) return { text: plain, cut: executorCut }
   const streams: BudgetStream[] = [
     { text: escapeOutput(result.stdout.text), truncated: result.stdout.truncated, marker: truncationMarker(result.stdout), label: '' },
     { text: escapeOutput(result.stderr.text), truncated: result.stderr.truncated, marker: truncationMarker(result.stderr), label: STDERR_LABEL },
   ]
-  return layoutWithinBudget(streams, plain, markers, options.budget) ?? plain
+  const laid = layoutWithinBudget(streams, plain, markers, options.budget)
+  return laid ? { text: laid.text, cut: { stdout: laid.cut[0], stderr: laid.cut[1] } } : { text: plain, cut: executorCut }
 }
 
 /** `[status: …]` for a task. */
@@ -164,6 +177,11 @@ function readParts(read: RenderableRead, mask: (text: string) => string): { out:
 
 /** The `bash_output` text for one read; an ended task's sandbox markers follow the status line. */
 export function renderRead(read: RenderableRead, options: ReadRenderOptions = {}): string {
+  return renderReadCut(read, options).text
+}
+
+/** The `bash_output` text for one read, and what of it is cut (lost from memory, or the budget). */
+export function renderReadCut(read: RenderableRead, options: ReadRenderOptions = {}): Rendered {
   const { out, err } = readParts(read, options.mask ?? ((text) => text))
   let body = out
   if (err !== '') body += `${body !== '' && !body.endsWith('\n') ? '\n' : ''}${STDERR_LABEL}${err}`
@@ -172,15 +190,18 @@ export function renderRead(read: RenderableRead, options: ReadRenderOptions = {}
   const dropped = `[some output was dropped from memory; full output: ${paths.length > 0 ? paths.join(', ') : '(unavailable)'}]`
   const status = [statusLine(read.task), ...(read.task.status === 'running' ? [] : sandboxMarkers(read.task.sandbox, options))]
   const plain = appendMarkers(body, [...(read.lossy ? [dropped] : []), ...status])
-  if (!options.budget) return plain
+  // The dropped-output line does not say which stream lost bytes: both count as cut.
+  const lost = { stdout: read.lossy, stderr: read.lossy && err !== '' }
+  if (!options.budget) return { text: plain, cut: lost }
   // The streams stay apart, so a cut inside stderr keeps its label.
   const streams: BudgetStream[] = [
     { text: out, truncated: read.lossy, marker: dropped, label: '' },
     { text: err, truncated: false, marker: dropped, label: STDERR_LABEL },
   ]
   const laid = layoutWithinBudget(streams, plain, status, options.budget)
+  if (laid === undefined) return { text: plain, cut: lost }
   // Both streams share one marker line: say it once.
-  return laid === undefined ? plain : laid.replace(`${dropped}\n${dropped}\n`, `${dropped}\n`)
+  return { text: laid.text.replace(`${dropped}\n${dropped}\n`, `${dropped}\n`), cut: { stdout: laid.cut[0], stderr: laid.cut[1] || lost.stderr } }
 }
 
 /** The completion notice injected into the owning agent; the sandbox markers follow on their own lines. */

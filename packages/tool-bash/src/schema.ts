@@ -51,14 +51,22 @@ const untilShape = {
     .describe('With wait_ms: return as soon as a line of new output matches this JavaScript regular expression (e.g. "^READY$", "listening on port \\d+").'),
 }
 
-/** `bash_output`: a task id, and optionally how long to wait for output. */
+/** `bash_output`: a task id, and optionally how long to wait for output, or a byte range of the complete output. */
 export const outputParameters = z.object({
-  task_id: taskParameters.shape.task_id,
+  task_id: z
+    .string()
+    .describe('The id of a background task, e.g. "bash-1". With "offset": also the PATH of an "[output truncated; full output: PATH]" line.'),
   wait_ms: z
     .number()
     .optional()
     .describe(`Wait up to this many ms (at most ${MAX_WAIT_MS}) for the task to end, for new output (returned once it has been quiet for a moment), or for a line matching "until". Default 0: return at once.`),
   ...untilShape,
+  offset: z
+    .number()
+    .optional()
+    .describe('Read the complete output instead of new output: from this byte (0 is the start), for when your commands cannot open the full-output file (they run on another machine).'),
+  length: z.number().optional().describe('With "offset": at most this many bytes (default and maximum: what one result holds).'),
+  stream: z.enum(['stdout', 'stderr']).optional().describe('With "offset" and a task id: which stream (default stdout).'),
 })
 
 export const inputParameters = z.object({
@@ -101,9 +109,23 @@ export function checkInputArgs(args: InputArgs): void {
   checkWait(args)
 }
 
-/** `bash_output`'s checks: the task id, `wait_ms`, and `until` (which needs a wait). */
+/** `bash_output`'s checks: the task id, `wait_ms`, and `until` (which needs a wait); a range read's offset and length. */
 export function checkOutputArgs(args: OutputArgs): void {
   checkTaskArgs(args)
+  if (args.offset === undefined) {
+    if (args.length !== undefined) throw toolBashErrors.invalidArguments('invalid length: it goes with offset (a range of the complete output)')
+    if (args.stream !== undefined) throw toolBashErrors.invalidArguments('invalid stream: it goes with offset (a range of the complete output)')
+  } else {
+    if (!(Number.isInteger(args.offset) && args.offset >= 0)) {
+      throw toolBashErrors.invalidArguments(`invalid offset: expected a whole number of bytes from 0, got ${JSON.stringify(args.offset)}`)
+    }
+    if (args.length !== undefined && !(Number.isInteger(args.length) && args.length > 0)) {
+      throw toolBashErrors.invalidArguments(`invalid length: expected a positive whole number of bytes, got ${JSON.stringify(args.length)}`)
+    }
+    if (args.wait_ms !== undefined || args.until !== undefined) {
+      throw toolBashErrors.invalidArguments('invalid offset: a range read does not wait; leave out wait_ms and until')
+    }
+  }
   checkWait(args)
   if (args.until !== undefined && !(args.wait_ms! > 0)) {
     throw toolBashErrors.invalidArguments('invalid until: it needs wait_ms, how long to wait for a matching line (up to 30000)')

@@ -69,7 +69,7 @@ describe('plugin lifecycle', () => {
     expect(Object.keys(bash.parameters.properties as object)).toEqual(['command', 'description', 'timeoutMs', 'workdir', 'run_in_background', 'interactive'])
     expect(input.name).toBe('bash_input')
     expect(Object.keys(input.parameters.properties as object)).toEqual(['task_id', 'text', 'wait_ms', 'until', 'ask_user'])
-    expect(Object.keys(output.parameters.properties as object)).toEqual(['task_id', 'wait_ms', 'until'])
+    expect(Object.keys(output.parameters.properties as object)).toEqual(['task_id', 'wait_ms', 'until', 'offset', 'length', 'stream'])
     expect(Object.keys(kill.parameters.properties as object)).toEqual(['task_id'])
     expect(input.parameters.required).toEqual(['task_id'])
     expect(bash.parameters.required).toEqual(['command', 'description'])

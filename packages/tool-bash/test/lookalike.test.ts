@@ -6,6 +6,7 @@ import {
   readRunStatus,
   readsAsOurs,
   renderNotice,
+  renderRange,
   renderRead,
   renderRunResult,
   startedText,
@@ -68,6 +69,8 @@ function ownLines(): string[] {
     renderNotice({ ...baseTask, status: 'completed', exitCode: 0, sandbox: denied } as BashTask, { escalationHint: true }),
     startedText('bash-3'),
     TYPED_TEXT,
+    renderRange({ id: 'run-1', stream: 'stdout', size: 10, complete: true, data: new Uint8Array() }, 10, { bytes: 100, lines: 10 }).text,
+    renderRange({ id: 'bash-1', stream: 'stderr', size: 10, complete: false, data: Buffer.from('x\n') }, 0, { bytes: 100, lines: 10 }).text,
   ]
   return texts.flatMap((text) => text.split('\n')).filter((line) => line !== '' && line !== 'row' && line !== 'x' && line !== 'e')
 }
