@@ -103,8 +103,8 @@ export const ToolBash = {
     const budget = config.resultBudget
     // Replies typed by a person, hidden in every later read of their task (reply-mask.ts).
     const replies = new ReplyMask()
-    // `lead`: a first line before the read (after a typed reply); the budget holds it too.
-    /** A read's result: its text (after `lead`, a first line) and its facts. */
+    // A read's result, its text and its facts. `lead`: a first line before the read (after a typed
+    // reply); the budget holds it too.
     const readResult = (id: string, read: RenderableRead, lead = ''): ToolResult => {
       const room = budget && lead ? { bytes: Math.max(1, budget.bytes - byteLength(lead)), lines: Math.max(1, budget.lines - lineCount(lead)) } : budget
       const rendered = renderReadCut(read, { escalationHint: escalationPossible(ctx, confines), budget: room, mask: (text) => replies.hide(id, text) })
