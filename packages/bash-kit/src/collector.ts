@@ -1,4 +1,4 @@
-import { closeSync, openSync, unlinkSync, writeSync } from 'node:fs'
+import { closeSync, constants, openSync, readSync, unlinkSync, writeSync } from 'node:fs'
 import type { CollectedOutput } from '@deepseek-ai/dsh-bash'
 
 export interface CollectorOptions {
@@ -193,6 +193,40 @@ export class OutputCollector {
     if (this.#ended) this.#readDecoder = new TextDecoder('utf-8', decoderOptions)
     text = scrubNul(text)
     return { text, lossy }
+  }
+
+  /**
+   * Bytes `offset`…`offset + length` of the complete stream so far, from the spill file when there
+   * is an intact one, else from memory when it still holds the stream from its first byte;
+   * undefined when neither has it (the stream overflowed without a file). Clamped to what exists.
+   */
+  readRange(offset: number, length: number): Buffer | undefined {
+    const end = Math.min(this.#total, offset + length)
+    if (offset >= end) return this.#spillState === 'writing' || this.#spillState === 'closed' || this.#start === 0 ? Buffer.alloc(0) : undefined
+    if (this.#spillState === 'writing' || this.#spillState === 'closed') return this.#readFile(offset, end - offset)
+    if (this.#start !== 0) return undefined
+    return Buffer.from(this.#slice(0).subarray(offset, end))
+  }
+
+  /** Reads from the spill file (written synchronously, so it holds `#total` bytes). */
+  #readFile(offset: number, length: number): Buffer | undefined {
+    let fd = -1
+    try {
+      // Our own file in our private directory; O_NOFOLLOW in case anything replaced it with a link.
+      fd = openSync(this.#spillPath!, constants.O_RDONLY | constants.O_NOFOLLOW)
+      const out = Buffer.alloc(length)
+      let got = 0
+      while (got < length) {
+        const n = readSync(fd, out, got, length - got, offset + got)
+        if (n === 0) break
+        got += n
+      }
+      return got === length ? out : out.subarray(0, got)
+    } catch {
+      return undefined
+    } finally {
+      if (fd >= 0) closeSync(fd)
+    }
   }
 
   /** Frees memory and deletes the spill file unless configured to keep it. Idempotent. */

@@ -5,6 +5,10 @@ import type {
   BashRunResult,
   BashTask,
   BashTaskRead,
+  ByteRange,
+  FullOutputInfo,
+  FullOutputRead,
+  FullOutputRef,
   SandboxMode,
   TaskDoneListener,
 } from './types.js'
@@ -74,6 +78,19 @@ export abstract class BashExecutor {
   abstract readOutput(id: string): BashTaskRead
   /** Stops a task: true if this call stopped it, false if it had already finished. */
   abstract kill(id: string): Promise<boolean>
+
+  /**
+   * A byte range of a launch's complete output, from the file the executor keeps of it (the spill
+   * file a cut result names; a task's output that memory still holds from its first byte), on the
+   * machine that runs this server, whichever machine ran the command. Fenced by `owner`: output of
+   * a launch with an owner is read only by that owner; an unowned launch's by anyone. Anything not
+   * kept for this owner (unknown, evicted, never spilled, another owner's) → the one error
+   * `noFullOutput`. The range is clamped to the output and to `MAX_FULL_OUTPUT_READ`.
+   */
+  abstract readFullOutput(ref: FullOutputRef, range: ByteRange, owner: string | undefined): FullOutputRead
+
+  /** The complete outputs kept for `owner` (as `readFullOutput` would read them), oldest first. */
+  abstract fullOutputs(owner: string | undefined): FullOutputInfo[]
 
   /**
    * Writes input to an interactive task's terminal, as a person types it: `\n` or `\r` is Enter,

@@ -7,9 +7,11 @@ export {
   codedError,
   hasCode,
   interactiveUnsupportedError,
+  noFullOutputError,
   notInteractiveError,
   taskFinishedError,
   unknownTaskError,
 } from './errors.js'
 export { isDirectory, messageOf, pluginTimer, sleep } from './util.js'
+export { FULL_OUTPUT_URI_PREFIX, fullOutputUri, parseFullOutputUri } from './output-uri.js'
 export { type LogLine, recordLogs, routeLogs } from './logs.js'

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { type ElicitRequest, ElicitRequestSchema, type ElicitResult } from '@modelcontextprotocol/sdk/types.js'
 import { describe, expect, it } from 'vitest'
-import { bash, call, connectHttp, MAIN, ROOT, startHttp, startStdio, waitFor } from './helpers.js'
+import { bash, call, connectHttp, MAIN, readBack, ROOT, startHttp, startStdio, waitFor } from './helpers.js'
 
 const sandboxBuilt = existsSync(join(ROOT, 'packages/bash-sandbox/dist/index.js'))
 const bwrapWorks = spawnSync('bwrap', ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', 'true']).status === 0
@@ -213,6 +213,13 @@ describe('--executor ssh end to end (real sshd)', async () => {
         texts: ['started\n[stopped 1 leftover process(es); use run_in_background for servers and watchers]'],
         isError: false,
       })
+      // Issue 28: the commands run on the SSH host (here another user on this machine), the spill
+      // file is the server's, private: the model cannot cat it, but reads it with bash_output by ranges.
+      const full = `${Array.from({ length: 50_000 }, (_, i) => i + 1).join('\n')}\n`
+      const cut = (await bash(mcp.client, 'seq 1 50000')).texts[0]
+      const path = /^\[output truncated; full output: (\S+)\]$/m.exec(cut)![1]
+      expect((await bash(mcp.client, `cat ${path}`)).texts[0]).toMatch(/(No such file or directory|Permission denied)\n\[exit code: 1\]$/)
+      expect(await readBack(mcp.client, path)).toBe(full)
     } finally {
       await mcp.close()
       await server.stop()
