@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { Context } from 'cordis'
@@ -166,6 +167,28 @@ describe.skipIf(skip !== undefined)('against real sshd servers', () => {
       const bash = await executor({ hosts: [{ ...hostEntry(keys, a), port }], connectAttempts: 2, reconnectDelayMs: 10 })
       await expect(run(bash, 'true')).rejects.toThrow(`cannot connect to ${TEST_USER}@127.0.0.1:${port}: connect ECONNREFUSED`)
       await expect(run(bash, 'true')).rejects.toMatchObject({ code: 'DSH_SSH_CONNECT_FAILED' })
+    })
+
+    it('a process with nothing else to do waits out the retries and gets the error (it does not end mid-call)', () => {
+      // The backoff between attempts must hold the event loop: with an unref'd timer Node ran out of
+      // work during the wait and exited 0 with no result (the CLI's `agent` and piped REPL did so).
+      const port = a.port === 1 ? 2 : 1
+      const host = { ...hostEntry(keys, a), port }
+      const script = `
+        import { Context } from 'cordis'
+        import { SshExecutor } from '@deepseek-ai/dsh-bash-ssh'
+        const ctx = new Context()
+        ctx.plugin(SshExecutor, { cwd: '/tmp', hosts: [${JSON.stringify(host)}], connectAttempts: 3, reconnectDelayMs: 300 })
+        await ctx.lifecycle.flush()
+        const bash = ctx.get('bash')
+        try { await bash.run(bash.resolve({ command: 'true', owner: 'o' })); console.log('ran') }
+        catch (error) { console.log('error: ' + error.message) }
+        await bash.shutdown()
+        await ctx.stop()
+        console.log('end')
+      `
+      const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], { cwd: fileURLToPath(new URL('..', import.meta.url)), encoding: 'utf8', timeout: 60_000 })
+      expect(out).toBe(`error: cannot connect to ${TEST_USER}@127.0.0.1:${port}: connect ECONNREFUSED 127.0.0.1:${port}\nend\n`)
     })
   })
 
