@@ -16,7 +16,12 @@ export interface App {
 
 
 /** The optional policy plugin. */
-const POLICY = { module: '@deepseek-ai/dsh-bash-policy', plugin: 'BashPolicy', load: 'loadPolicyFile' }
+const POLICY = {
+  module: '@deepseek-ai/dsh-bash-policy',
+  import: (): Promise<Record<string, unknown>> => import('@deepseek-ai/dsh-bash-policy'),
+  plugin: 'BashPolicy',
+  load: 'loadPolicyFile',
+}
 
 type PluginClass = new (ctx: Context, config: Record<string, unknown>) => unknown
 
@@ -28,11 +33,10 @@ export function logToStderr(): void {
 /** The executor plugin class for a kind, imported on demand. */
 export async function loadExecutor(kind: ExecutorKind): Promise<PluginClass> {
   // The table of executors.ts names the package and export of every kind.
-  const { module, export: name } = executorKind(kind)
+  const { module, export: name, load } = executorKind(kind)
   let loaded: Record<string, unknown>
   try {
-    // A variable specifier: these packages are optional and need not be built.
-    loaded = (await import(module)) as Record<string, unknown>
+    loaded = await load()
   } catch (error) {
     throw new StartupError(`executor "${kind}" is not available: ${firstLine(error)}`)
   }
@@ -48,7 +52,7 @@ export async function loadExecutor(kind: ExecutorKind): Promise<PluginClass> {
 async function loadPolicy(path: string): Promise<{ plugin: unknown; config: unknown }> {
   let loaded: Record<string, unknown>
   try {
-    loaded = (await import(POLICY.module)) as Record<string, unknown>
+    loaded = await POLICY.import()
   } catch (error) {
     throw new StartupError(`--policy is not available: ${firstLine(error)}`)
   }

@@ -18,8 +18,13 @@ export interface ExecutorFlag {
 
 /** One executor kind of the command line. */
 export interface ExecutorKindSpec {
-  /** The package holding the plugin; imported on demand (never at start-up of another kind). */
+  /** The package holding the plugin (named in errors). */
   module: string
+  /**
+   * Imports `module`, on demand (never at start-up of another kind). A literal `import()` so that
+   * the bundler of the published package (packages/cli/bundle.mjs) finds and splits it.
+   */
+  load(): Promise<Record<string, unknown>>
   /** The plugin class exported by `module`. */
   export: string
   /** A few words for `--executor KIND` in the help. */
@@ -43,6 +48,7 @@ const IMAGE_HELP = (who: string, text: string) => [`  --image IMAGE           ${
 export const EXECUTOR_KINDS = {
   local: {
     module: '@deepseek-ai/dsh-bash-local',
+    load: () => import('@deepseek-ai/dsh-bash-local'),
     export: 'LocalExecutor',
     summary: 'local (default)',
     workdir: 'host',
@@ -50,6 +56,7 @@ export const EXECUTOR_KINDS = {
   },
   sandbox: {
     module: '@deepseek-ai/dsh-bash-sandbox',
+    load: () => import('@deepseek-ai/dsh-bash-sandbox'),
     export: 'SandboxExecutor',
     summary: 'sandbox',
     workdir: 'host',
@@ -61,6 +68,7 @@ export const EXECUTOR_KINDS = {
   },
   ssh: {
     module: '@deepseek-ai/dsh-bash-ssh',
+    load: () => import('@deepseek-ai/dsh-bash-ssh'),
     export: 'SshExecutor',
     summary: 'ssh',
     workdir: 'remote',
@@ -73,6 +81,7 @@ export const EXECUTOR_KINDS = {
   },
   container: {
     module: '@deepseek-ai/dsh-bash-container',
+    load: () => import('@deepseek-ai/dsh-bash-container'),
     export: 'ContainerExecutor',
     summary: 'container',
     workdir: 'host',
@@ -96,6 +105,7 @@ export const EXECUTOR_KINDS = {
   },
   kubernetes: {
     module: '@deepseek-ai/dsh-bash-kubernetes',
+    load: () => import('@deepseek-ai/dsh-bash-kubernetes'),
     export: 'KubernetesExecutor',
     summary: 'kubernetes',
     workdir: 'host',
