@@ -58,6 +58,10 @@ sub open_pty { my ($cols, $rows) = @_;
   set_size($m, $cols, $rows) or return;
   sysopen(my $s, '/dev/pts/' . unpack('I', $n), O_RDWR | O_NOCTTY) or return;
   return ($m, $s) }
+# A terminal's echo and line-mode flags in stty's words (`-echo icanon`), read on the master: the
+# terminal ioctls of a pty master act on its slave's settings. Empty when they cannot be read.
+sub term_modes { my ($fh) = @_; my $t = POSIX::Termios->new; defined $t->getattr(fileno $fh) or return '';
+  my $l = $t->getlflag; return (($l & POSIX::ECHO()) ? 'echo' : '-echo') . ' ' . (($l & POSIX::ICANON()) ? 'icanon' : '-icanon') }
 sub start_cmd { my ($id, $payload) = @_;
   my @f = split /\0/, $payload, -1; my ($wd, $marker, $stdin, $n) = splice(@f, 0, 4);
   my @env = splice(@f, 0, $n); my $command = join("\0", @f);
@@ -116,10 +120,11 @@ sub flush_stdin { my ($c) = @_; my $fh = $c->{in} or return;
   if ($c->{ineof} && !length $c->{inbuf}) { close $fh; $c->{in} = undef } }
 sub control { my ($op, $id, $payload) = @_; my $c = $cmd{$id};
   if ($op eq 'run') { return start_cmd($id, $payload) }
-  if (!$c) { send_frame('count', $id, '0') if $op eq 'count'; send_frame('termed', $id) if $op eq 'term'; send_frame('empty', $id) if $op eq 'wait'; return }
+  if (!$c) { send_frame('count', $id, '0') if $op eq 'count'; send_frame('termed', $id) if $op eq 'term'; send_frame('empty', $id) if $op eq 'wait'; send_frame('modes', $id) if $op eq 'modes'; return }
   if ($op eq 'in') { $c->{inbuf} .= $payload; flush_stdin($c) }
   elsif ($op eq 'eof') { $c->{ineof} = 1 unless $c->{pty}; flush_stdin($c) }
   elsif ($op eq 'size') { my ($cols, $rows) = split / /, $payload; set_size($c->{in}, $cols, $rows) if $c->{pty} && $c->{in} }
+  elsif ($op eq 'modes') { send_frame('modes', $id, $c->{pty} && $c->{in} ? term_modes($c->{in}) : '') }
   elsif ($op eq 'count') { my @p = grep { $c->{reaped} || $_ != $c->{pid} } scan($c); send_frame('count', $id, scalar @p) }
   elsif ($op eq 'term') { my $hit = signal_all($c, 'TERM');
     # A clean first scan still needs a second one before 'termed' (see timers).

@@ -1,7 +1,7 @@
 import { constants } from 'node:os'
 import { PassThrough } from 'node:stream'
-import { type BashExecSpec, TERMINAL_COLS, TERMINAL_ENV, TERMINAL_ROWS } from '@deepseek-ai/dsh-bash'
-import { type ExitFacts, type LaunchedCommand, NON_INTERACTIVE_ENV } from '@deepseek-ai/dsh-bash-kit'
+import { type BashExecSpec, TERMINAL_COLS, TERMINAL_ENV, TERMINAL_ROWS, type TerminalModes } from '@deepseek-ai/dsh-bash'
+import { type ExitFacts, type LaunchedCommand, NON_INTERACTIVE_ENV, parseSttyModes } from '@deepseek-ai/dsh-bash-kit'
 import { containerErrors } from './errors.js'
 import type { AgentSession, CommandSink } from './agent-session.js'
 
@@ -81,6 +81,7 @@ class AgentCommand implements LaunchedCommand, CommandSink {
     else {
       this.write = undefined
       this.resize = undefined
+      this.terminalModes = undefined
     }
   }
 
@@ -101,6 +102,13 @@ class AgentCommand implements LaunchedCommand, CommandSink {
   resize?: (cols: number, rows: number) => void = (cols, rows) => {
     if (this.released || this.lost) return
     this.session.send('size', this.id, `${Math.max(1, Math.floor(cols))} ${Math.max(1, Math.floor(rows))}`)
+  }
+
+  /** The terminal's modes (terminal only), read by the agent on the pty master (`modes` frame). */
+  terminalModes?: () => Promise<TerminalModes | undefined> = async () => {
+    if (this.stdoutEnded) return undefined
+    const answer = await this.control('modes', 'modes')
+    return answer === undefined ? undefined : parseSttyModes(answer)
   }
 
   private stdoutEnded = false
@@ -139,7 +147,7 @@ class AgentCommand implements LaunchedCommand, CommandSink {
         return
       }
       default: {
-        // Answers to control requests: count, termed, empty.
+        // Answers to control requests: count, termed, empty, modes.
         const queue = this.waiters.get(op)
         const next = queue?.shift()
         next?.(payload.toString('latin1'))
@@ -181,7 +189,7 @@ class AgentCommand implements LaunchedCommand, CommandSink {
   }
 
   /** One control request; resolves with the answer, or undefined when the container is gone. */
-  private control(op: 'count' | 'term' | 'wait', answer: string, payload = ''): Promise<string | undefined> {
+  private control(op: 'count' | 'term' | 'wait' | 'modes', answer: string, payload = ''): Promise<string | undefined> {
     if (this.lost || this.released) return Promise.resolve(undefined)
     return new Promise((resolve) => {
       const queue = this.waiters.get(answer) ?? []

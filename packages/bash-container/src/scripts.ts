@@ -40,6 +40,8 @@ export const AGENT_PROCESS_NAME = 'dsh-bash-agent'
  *   count <id>  live processes of the command other than its main process → `count <id>` payload N
  *   term <id>   payload grace ms: TERM to every process, KILL after the grace → `termed <id>`
  *   wait <id>   → `empty <id>` once no process of the command is left
+ *   modes <id>  → `modes <id>` payload a pty's echo and line-mode flags in stty's words (`-echo icanon`),
+ *               empty when the command has no pty (or it is gone) or they cannot be read
  *   forget <id> the host is done with the command: close what is left of its pipes
  * Agent → host:
  *   hello 0     ready;   ok <id> payload `<pid> <start>` (the leader's start time, /proc/<pid>/stat field 22);   fail <id> payload nowd|notdir|noaccess|spawn:<msg>

@@ -203,7 +203,7 @@ export class LocalExecutor extends ProcessExecutor {
       extraFds: line.extraFds,
     }
     const launching = spec.interactive
-      ? spawnPtyPlan(plan, this.setsidPath())
+      ? spawnPtyPlan(plan, this.setsidPath(), this.sttyPath())
       : this.takePipes().then((pipes) => {
           const full = { ...plan, pipes }
           return this.helper && LauncherHelper.canUse(full) ? this.helper.launch(full) : spawnPlan(full)
@@ -256,6 +256,17 @@ export class LocalExecutor extends ProcessExecutor {
       throw codedError(BASH_ERROR.startFailed, 'interactive commands need the setsid program (util-linux), which was not found in PATH')
     }
     return this.setsid
+  }
+
+  private stty?: string | null
+
+  /**
+   * coreutils `stty`, which reads an interactive task's terminal modes (pty.ts); null when it is
+   * not in PATH: the modes are then unknown (`terminalModes` answers undefined), nothing fails.
+   */
+  private sttyPath(): string | undefined {
+    if (this.stty === undefined) this.stty = findExecutableOrUndefined('stty') ?? null
+    return this.stty ?? undefined
   }
 
   protected async disposeBackend(): Promise<void> {

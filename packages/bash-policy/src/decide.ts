@@ -119,12 +119,15 @@ function decideParsed(policy: Policy, findings: Finding[], interactive: boolean)
   return { ...(first ?? { kind: 'ask', reason: reasons[0] }), reasons }
 }
 
+/** The first rule matching any spelling of the command (`git --no-pager log` is also `git log`). */
 function firstMatch(list: RuleList, finding: CommandFinding, mode: 'allow' | 'restrict'): { result: MatchResult; rule?: string } {
   let maybe: string | undefined
-  for (const pattern of candidates(list, finding.words[0].text)) {
-    const result = matchPattern(pattern, finding.words, mode)
-    if (result === 'yes') return { result, rule: pattern.source }
-    if (result === 'maybe') maybe ??= pattern.source
+  for (const words of [finding.words, ...(finding.also ?? [])]) {
+    for (const pattern of candidates(list, words[0].text)) {
+      const result = matchPattern(pattern, words, mode)
+      if (result === 'yes') return { result, rule: pattern.source }
+      if (result === 'maybe') maybe ??= pattern.source
+    }
   }
   return maybe === undefined ? { result: 'no' } : { result: 'maybe', rule: maybe }
 }

@@ -18,13 +18,14 @@ describe('every command that needs approval is reported, not only the first', ()
   })
 
   it('in reading order, without repeats, then what lies outside the safe subset', async () => {
-    const decision = await decide(readOnly, 'cp a b; ls; cp a b; mv c d; echo $(id)')
+    // Backticks: `$(id)` in argument position is inside the safe subset since issue 25's item 9.
+    const decision = await decide(readOnly, 'cp a b; ls; cp a b; mv c d; echo `id`')
     expect(decision.reasons).toEqual([
       'command needs approval (no rule allows it): cp a b',
       'command needs approval (no rule allows it): mv c d',
       'command needs approval (no rule allows it): id',
-      'command needs approval (no rule allows it): echo $(id)',
-      'command needs approval (outside the safe subset: a command substitution $(id))',
+      'command needs approval (no rule allows it): echo `id`',
+      'command needs approval (outside the safe subset: a command substitution `id`)',
     ])
     expect(decision.reason).toBe(decision.reasons![0])
   })

@@ -1,13 +1,13 @@
 import { PassThrough } from 'node:stream'
 import type { ClientChannel } from 'ssh2'
-import { type BashExecSpec, messageOf, TERMINAL_COLS, TERMINAL_ROWS, TERMINAL_TERM } from '@deepseek-ai/dsh-bash'
-import type { ExitFacts, LaunchedCommand } from '@deepseek-ai/dsh-bash-kit'
+import { type BashExecSpec, messageOf, TERMINAL_COLS, TERMINAL_ROWS, TERMINAL_TERM, type TerminalModes } from '@deepseek-ai/dsh-bash'
+import { type ExitFacts, type LaunchedCommand, parseSttyModes } from '@deepseek-ai/dsh-bash-kit'
 import type { GroupClaim } from './control-agent.js'
 import { lostMessage, sshErrors } from './errors.js'
 import { type EmptyWaitOptions, EmptyWait } from './empty-wait.js'
 import type { SshHost } from './host.js'
 import type { ChannelLease, Lease } from './pool.js'
-import { execText, HEADER_PREFIX, MAX_EXEC_TEXT_BYTES, UPLOAD_TEXT, wrapperScript } from './scripts.js'
+import { execText, HEADER_PREFIX, MAX_EXEC_TEXT_BYTES, TERMINAL_MODES_SCRIPT, UPLOAD_TEXT, wrapperScript } from './scripts.js'
 
 export interface LaunchOptions {
   shell: string
@@ -89,6 +89,8 @@ class RemoteCommand implements LaunchedCommand {
   /** Resolves with the main pid once the wrapper reported it. */
   readonly started: Promise<number>
   private pid = 0
+  /** The remote terminal's path (`/dev/pts/N`) as the wrapper reported it; terminal only, undefined when it could not say. */
+  private ttyPath?: string
   /**
    * The group the control scripts may match and signal (see GroupClaim): set with the pid, and
    * undefined for good once a request released it (then every later request sends 0, so only the
@@ -145,6 +147,7 @@ class RemoteCommand implements LaunchedCommand {
     else {
       this.write = undefined
       this.resize = undefined
+      this.terminalModes = undefined
     }
     this.wireChannel()
   }
@@ -165,6 +168,22 @@ class RemoteCommand implements LaunchedCommand {
       this.channel.setWindow(Math.max(1, Math.floor(rows)), Math.max(1, Math.floor(cols)), 0, 0)
     } catch {
       // The channel closed meanwhile.
+    }
+  }
+
+  /**
+   * The remote terminal's modes (terminal only): `stty -a` of its tty through a helper channel on
+   * this host (the pts number is the command's while its channel is open: sshd holds the master).
+   * Undefined when the wrapper reported no tty, the channel is gone, or stty failed there.
+   */
+  terminalModes?: () => Promise<TerminalModes | undefined> = async () => {
+    if (!this.ttyPath || this.released || this.lost || this.closed) return undefined
+    try {
+      const result = await this.host.runHelper(execText(this.shell, TERMINAL_MODES_SCRIPT, 'dsh-bash-ssh', [this.ttyPath]))
+      if (result.lost || result.code !== 0) return undefined
+      return parseSttyModes(result.stdout)
+    } catch {
+      return undefined
     }
   }
 
@@ -241,12 +260,14 @@ class RemoteCommand implements LaunchedCommand {
 
   /** `line` starts with HEADER_PREFIX (the data handler cuts it there). */
   private onHeader(line: string): void {
-    const [status, value, start] = line.slice(HEADER_PREFIX.length).split(' ')
+    const [status, value, start, tty] = line.slice(HEADER_PREFIX.length).split(' ')
     const wd = this.spec.workdir
     if (status === 'ok' && /^\d+$/.test(value ?? '')) {
       this.pid = Number(value)
       // Without a start time (no /proc to read) the group cannot be told from a stranger's: marker only.
       if (/^\d+$/.test(start ?? '')) this.group = { pgid: this.pid, start: start! }
+      // Only a plain device path: it is passed to a remote shell as an argument.
+      if (this.terminal && /^\/dev\/[\w./-]+$/.test(tty ?? '')) this.ttyPath = tty
       this.startSettled = true
       this.resolveStarted(this.pid)
       if (this.exitFacts) this.resolveExited(this.exitFacts)

@@ -44,7 +44,7 @@ export interface WrapperOptions {
  * is a private temp file holding it, deleted once read). It makes sure it leads its own session
  * (sshd already calls setsid for a session without a pty; else it re-executes itself through
  * `setsid`), enters the workdir, builds the environment, reports `@dsh-bash-ssh ok <pid> <start>`
- * on stdout, and replaces itself with `bash --noprofile --norc -c <command>`, so the pid it reported
+ * on stdout (a terminal's adds its tty name: `ok <pid> <start> /dev/pts/N`), and replaces itself with `bash --noprofile --norc -c <command>`, so the pid it reported
  * is the command's main process, its process group and its session. `<start>` is that process's
  * start time (field 22 of /proc/<pid>/stat, clock ticks since boot; `exec` keeps it): with the pid
  * it names the group's leader for good (the group claim, scripts/control-functions.sh). Empty when
@@ -85,8 +85,10 @@ export function wrapperScript(options: WrapperOptions): string {
     'unset wd mk',
     // The cut at the last `) `: the name (field 2) may hold spaces and parentheses; field 22 is then $20.
     'st=""; { read -r st </proc/$$/stat; } 2>/dev/null; st=${st##*) }; set -f; set -- $st; set +f',
-    `printf '${HEADER_PREFIX}ok %s %s\\n' "$$" "\${20-}"`,
-    'unset st',
+    // A terminal's name rides along (`tty`: the pty sshd gave it), so its modes can be read later (TERMINAL_MODES_SCRIPT).
+    ...(options.terminal
+      ? ['tt=$(tty 2>/dev/null) || tt=""', `printf '${HEADER_PREFIX}ok %s %s %s\\n' "$$" "\${20-}" "$tt"`, 'unset st tt']
+      : [`printf '${HEADER_PREFIX}ok %s %s\\n' "$$" "\${20-}"`, 'unset st']),
   )
   if (!options.hasStdin && !options.terminal) lines.push('exec </dev/null')
   // sshd closes its own descriptors before the session's shell starts; this covers a login shell
@@ -99,6 +101,14 @@ export function wrapperScript(options: WrapperOptions): string {
   )
   return lines.join('\n')
 }
+
+/**
+ * Prints `stty -a` of an interactive command's terminal (`$1`, the tty its wrapper reported), for
+ * `terminalModes`. `exit` after it keeps bash from exec'ing stty in place: the tty is then opened
+ * by a forked child, never by this helper's shell, which leads a session of its own without a
+ * controlling terminal and would otherwise take a terminal that has none as its own.
+ */
+export const TERMINAL_MODES_SCRIPT = 'LC_ALL=C stty -a <"$1"; exit $?'
 
 /** Writes stdin to a new private temp file and prints its path (for commands too long for one argument). */
 export const UPLOAD_TEXT =

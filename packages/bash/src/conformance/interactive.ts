@@ -235,6 +235,27 @@ export function defineInteractiveConformance(context: InteractiveConformanceCont
       expect(await context.countProcesses(`1000.${marker}`)).toBe(0)
     })
 
+    it('reads the terminal modes as the program sets them: read -s echo off in line mode, read -e raw, cat echo on; coded errors', async () => {
+      const bash = await context.executor()
+      expect(typeof bash.terminalModes, 'the executor reads its terminals\' modes (terminalModes)').toBe('function')
+      const modes = (id: string) => bash.terminalModes!(id)
+      // Each waits for its own input line; the modes change as each program takes the terminal.
+      const t = new Transcript(bash, start(bash, `read -s -p 'Password: ' p; echo; read -e -p 'Line: ' q; echo; cat`))
+      await vi.waitFor(async () => expect(await modes(t.task.id)).toEqual({ echo: false, canonical: true }), WAIT)
+      await t.send('hidden\n')
+      await vi.waitFor(async () => expect(await modes(t.task.id)).toEqual({ echo: false, canonical: false }), WAIT)
+      await t.send('typed\n')
+      await vi.waitFor(async () => expect(await modes(t.task.id)).toEqual({ echo: true, canonical: true }), WAIT)
+      await t.send('\u0004')
+      await t.end()
+      expect(t.task.status).toBe('completed')
+      await expect(modes(t.task.id)).rejects.toMatchObject({ code: BASH_ERROR.taskFinished })
+      await expect(modes('bash-999')).rejects.toMatchObject({ code: BASH_ERROR.unknownTask })
+      const plain = bash.start(bash.resolve({ command: 'sleep 0.2', workdir }))
+      await expect(modes(plain.id)).rejects.toMatchObject({ code: BASH_ERROR.notInteractive })
+      await plain.done
+    })
+
     it('write errors are coded: unknown task, not interactive (exact text), finished (naming its status); run refuses interactive', async () => {
       const bash = await context.executor()
       await expect(bash.write('bash-999', 'x')).rejects.toMatchObject({ code: BASH_ERROR.unknownTask })
