@@ -1,6 +1,7 @@
 import { Context, Logger } from 'cordis'
 import type {} from '@deepseek-ai/dsh-agent'
-import { routeLogs } from '@deepseek-ai/dsh-bash'
+import { BASH_ERROR, routeLogs } from '@deepseek-ai/dsh-bash'
+import { hasCode } from '@deepseek-ai/dsh-tools'
 import type { CommonOptions } from './args.js'
 import { executorKind, type ExecutorKind } from './executors.js'
 import { StartupError, UsageError } from './errors.js'
@@ -83,7 +84,12 @@ export async function composeApp(options: CommonOptions): Promise<App> {
   const policy = options.policy ? await loadPolicy(options.policy) : undefined
   const ctx = new Context()
   const errors: string[] = []
-  ctx.on('internal/error', (error: unknown) => void errors.push(firstLine(error)))
+  let invalidConfig: string | undefined
+  ctx.on('internal/error', (error: unknown) => {
+    errors.push(firstLine(error))
+    // The executor refused its config: a mistake on the command line (exit 2), as a bad policy is.
+    if (hasCode(error, BASH_ERROR.invalidConfig)) invalidConfig ??= firstLine(error)
+  })
   const base = Logger.levels.base
   Logger.levels.base = 0 // Startup errors are reported once, below, without a stack trace.
   try {
@@ -101,6 +107,7 @@ export async function composeApp(options: CommonOptions): Promise<App> {
   const missing = !ctx.get('bash') ? `executor "${options.executor}"` : !ctx.tools?.get('bash') ? 'the bash tools' : undefined
   if (missing || errors.length > 0) {
     await app.shutdown()
+    if (invalidConfig) throw new UsageError(`--executor-config: ${invalidConfig}`)
     throw new StartupError(`could not start ${missing ?? 'the tools'}: ${errors.join('; ') || 'unknown error'}`)
   }
   return app

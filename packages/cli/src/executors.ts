@@ -4,9 +4,9 @@
  * `--workdir` is read, and how its flags fold into the executor config. Kept light: `--help` and
  * usage errors import it without loading any executor.
  */
-import { resolve } from 'node:path'
 import { UsageError } from './errors.js'
 import { applySandboxFlags, applySshFlags, nonEmpty } from './executor-flags.js'
+import { fileFlag } from './flags.js'
 
 /** One flag of an executor kind (a `node:util` parseArgs option plus its help). */
 export interface ExecutorFlag {
@@ -125,7 +125,7 @@ export const EXECUTOR_KINDS = {
         }
         config.namespace = namespace
       }
-      if (template !== undefined) config.podTemplateFile = resolve(template)
+      if (template !== undefined) config.podTemplateFile = fileFlag('--pod-template', template, 'file', { mayBeMissing: true })
       if (config.image === undefined && config.podTemplateFile === undefined && config.podTemplate === undefined) {
         throw new UsageError('--image: required with --executor kubernetes (unless --pod-template names the image)')
       }

@@ -16,6 +16,7 @@ function toolFlags(
     ...executorFlagHelp(lines.ssh ? { ssh: [lines.ssh] } : {}),
     lines.policy ?? '  --policy FILE           a command policy file (needs @deepseek-ai/dsh-bash-policy)',
     '  -h, --help              show this help',
+    '  -v, --version           print the version',
   ].join('\n')
 }
 
