@@ -4,7 +4,7 @@ import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { Context } from 'cordis'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
-import { recordLogs } from '@deepseek-ai/dsh-bash'
+import { DEFAULT_SECRET_PATTERNS, recordLogs } from '@deepseek-ai/dsh-bash'
 import { trackInstances, uniqueMarker as digits } from '@deepseek-ai/dsh-bash/conformance'
 import { hostMatches, parseSshConfig, parseSshTarget, SSH_ERROR, SshExecutor } from '../src/index.js'
 import { describeNote } from '../src/empty-wait.js'
@@ -195,12 +195,15 @@ describe.skipIf(skip !== undefined)('against real sshd servers', () => {
   describe('commands', () => {
     it('runs in its own session and process group, with the non-interactive environment and no secrets', async () => {
       const bash = await executor()
-      const result = await run(bash, 'read -r st </proc/$$/stat; set -- ${st##*) }; echo "$$ $3 $4"; [ -t 0 ] || echo no-tty; echo "$NO_COLOR $TERM $PAGER $GIT_TERMINAL_PROMPT"; echo "${DSH_TEST_API_TOKEN-dropped} ${DSH_TEST_PLAIN-}"; id -un')
+      const result = await run(bash, 'read -r st </proc/$$/stat; set -- ${st##*) }; echo "$$ $3 $4"; [ -t 0 ] || echo no-tty; echo "$NO_COLOR $TERM $PAGER $GIT_TERMINAL_PROMPT"; echo "${DSH_TEST_API_TOKEN-dropped} ${DSH_TEST_MONKEY-} ${DSH_TEST_PLAIN-}"; id -un')
       const [ids, ...rest] = result.stdout.text.split('\n')
       const [pid, pgid, sid] = ids.trim().split(/\s+/)
       expect(pgid).toBe(pid)
       expect(sid).toBe(pid)
-      expect(rest.join('\n')).toBe(`no-tty\n1 dumb cat 0\ndropped visible\n${TEST_USER}\n`)
+      expect(rest.join('\n')).toBe(`no-tty\n1 dumb cat 0\ndropped m visible\n${TEST_USER}\n`)
+      // `!NAME` (the CLI's --keep-env) keeps one variable the list would remove, on the remote side too.
+      const keep = await executor({ secretEnvPatterns: [...DEFAULT_SECRET_PATTERNS, '!DSH_TEST_API_TOKEN'] })
+      expect((await run(keep, 'echo "${DSH_TEST_API_TOKEN-dropped}"')).stdout.text).toBe('hunter2\n')
     })
 
     it('a trusted caller env wins; stdin is /dev/null by default', async () => {

@@ -12,4 +12,5 @@ export {
   unknownTaskError,
 } from './errors.js'
 export { isDirectory, messageOf, pluginTimer, sleep } from './util.js'
+export { DEFAULT_SECRET_PATTERNS, SECRET_PATTERN_SYNTAX, secretRules } from './secret-env.js'
 export { type LogLine, recordLogs, routeLogs } from './logs.js'

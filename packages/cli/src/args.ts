@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { spillThreshold, type ToolBashConfig } from '@deepseek-ai/dsh-tool-bash'
 import { resolve } from 'node:path'
-import { isDirectory } from '@deepseek-ai/dsh-bash'
+import { DEFAULT_SECRET_PATTERNS, isDirectory } from '@deepseek-ai/dsh-bash'
 
 import { UsageError } from './errors.js'
 import { didYouMean, fileFlag, type FlagSpec, parseCommandLine } from './flags.js'
@@ -89,6 +89,7 @@ const common = {
   executor: { type: 'string' },
   'executor-config': { type: 'string' },
   policy: { type: 'string' },
+  'keep-env': { type: 'string', multiple: true },
   ...executorFlagSpec,
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean', short: 'v' },
@@ -145,6 +146,15 @@ function parseCommon(values: Record<string, unknown>): CommonOptions {
   const policy = values.policy as string | undefined
   if (policy !== undefined) options.policy = fileFlag('--policy', policy)
   applyExecutorFlags(executor as ExecutorKind, values, options.executorConfig, options.workdir)
+  const keep = (values['keep-env'] as string[] | undefined) ?? []
+  if (keep.length > 0) {
+    for (const name of keep) {
+      if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new UsageError(`--keep-env: expected the name of an environment variable, got ${JSON.stringify(name)}`)
+    }
+    // Kept by name on top of the executor's list (`!NAME`: bash-kit env.ts), wherever it applies it.
+    const patterns = (options.executorConfig.secretEnvPatterns as string[] | undefined) ?? DEFAULT_SECRET_PATTERNS
+    options.executorConfig.secretEnvPatterns = [...patterns, ...keep.map((name) => `!${name}`)]
+  }
   return options
 }
 

@@ -146,6 +146,15 @@ describe('dsh-bash: help, usage errors and exit codes', () => {
 })
 
 describe('argument parsing', () => {
+  it('--keep-env NAME adds !NAME to the secret list the executor applies (the defaults, or the config\'s)', () => {
+    const patterns = parseReplArgs(['--keep-env', 'GITHUB_TOKEN', '--keep-env', 'NPM_TOKEN']) as { executorConfig: { secretEnvPatterns: string[] } }
+    expect(patterns.executorConfig.secretEnvPatterns.slice(-2)).toEqual(['!GITHUB_TOKEN', '!NPM_TOKEN'])
+    expect(patterns.executorConfig.secretEnvPatterns).toContain('*_TOKEN')
+    const custom = parseReplArgs(['--executor-config', '{"secretEnvPatterns":["*_X"]}', '--keep-env', 'A_X']) as { executorConfig: { secretEnvPatterns: string[] } }
+    expect(custom.executorConfig.secretEnvPatterns).toEqual(['*_X', '!A_X'])
+    expect(() => parseReplArgs(['--keep-env', 'A B'])).toThrow('--keep-env: expected the name of an environment variable, got "A B"')
+  })
+
   it('parses HOST:PORT, IPv6 in brackets, port 0', () => {
     expect(parseHostPort('127.0.0.1:8080')).toEqual({ host: '127.0.0.1', port: 8080 })
     expect(parseHostPort('localhost:0')).toEqual({ host: 'localhost', port: 0 })
