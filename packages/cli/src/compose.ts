@@ -110,6 +110,14 @@ export async function composeApp(options: CommonOptions): Promise<App> {
     if (invalidConfig) throw new UsageError(`--executor-config: ${invalidConfig}`)
     throw new StartupError(`could not start ${missing ?? 'the tools'}: ${errors.join('; ') || 'unknown error'}`)
   }
+  try {
+    // What the executor needs outside this process (a host, an engine and image, a cluster): a wrong
+    // setup fails here, in one line naming the fix, instead of on every call.
+    await ctx.get('bash')!.check()
+  } catch (error) {
+    await app.shutdown()
+    throw new StartupError(`executor "${options.executor}": ${firstLine(error)}`)
+  }
   return app
 }
 
