@@ -145,5 +145,7 @@ export const REPL_COMMANDS = `Input:
   :tasks             list the background tasks
   :json              toggle showing whole results as JSON ({content, isError})
   :help              this list
-  :quit              leave (running tasks are killed); so does end of input
+  :quit              leave (running tasks are killed); so does end of input (Ctrl-D)
+Ctrl-C stops a running call, clears a half-typed line, and on an empty line says which tasks
+leaving would kill; a second Ctrl-C there leaves.
 Notices of finished background tasks are printed as "[notice] <text>" when they are injected.`
