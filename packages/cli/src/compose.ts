@@ -69,7 +69,7 @@ async function loadPolicy(path: string): Promise<{ plugin: unknown; config: unkn
 }
 
 /**
- * Builds the cordis app: `ctx.tools`, `ctx.agents`, the executor (`ctx.bash`), the three tools, and
+ * Builds the cordis app: `ctx.tools`, `ctx.agents`, the executor (`ctx.bash`), the four bash tools, and
  * the policy when one is given. Plugin failures, which cordis only logs, become a `StartupError`.
  */
 export async function composeApp(options: CommonOptions): Promise<App> {

@@ -55,7 +55,7 @@ export async function runRepl(options: ReplOptions, io: Io = { input: process.st
     if (leaving) return reader.end()
     leaving = true
     const running = runningTasks(app)
-    io.output.write(`\n(Ctrl-C again or Ctrl-D to leave${running.length > 0 ? `; it kills ${describeTasks(running)}` : ''})\n`)
+    io.output.write(`\n${leaveWarning(running)}\n`)
     rl.prompt()
   })
   rl.on('line', () => (leaving = false))
@@ -65,7 +65,7 @@ export async function runRepl(options: ReplOptions, io: Io = { input: process.st
   } finally {
     rl.close()
     const running = runningTasks(app)
-    if (running.length > 0) process.stderr.write(`dsh-bash: killing ${describeTasks(running)}\n`)
+    if (running.length > 0) process.stderr.write(`${leavingText(running)}\n`)
     await app.shutdown()
   }
   return 0
@@ -75,8 +75,18 @@ function runningTasks(app: App) {
   return app.ctx.get('bash')?.list().filter((task) => task.status === 'running') ?? []
 }
 
+/** What Ctrl-C on an empty line says (docs/harness.md). */
+export function leaveWarning(running: { id: string; command: string }[]): string {
+  return `(Ctrl-C again or Ctrl-D to leave${running.length > 0 ? `; it kills ${describeTasks(running)}` : ''})`
+}
+
+/** What leaving with running tasks says on stderr (docs/harness.md). */
+export function leavingText(running: { id: string; command: string }[]): string {
+  return `dsh-bash: killing ${describeTasks(running)}`
+}
+
 /** `2 running background task(s): bash-1 (sleep 100), bash-2 (npm run dev)`, commands cut to 40 characters. */
-function describeTasks(tasks: { id: string; command: string }[]): string {
+export function describeTasks(tasks: { id: string; command: string }[]): string {
   const shown = tasks.map((task) => {
     const line = visibleText(task.command.split('\n')[0])
     return `${task.id} (${line.length > 40 ? `${line.slice(0, 39)}…` : line})`
