@@ -1,7 +1,9 @@
 import { readFileSync } from 'node:fs'
-import { spillThreshold, type ToolBashConfig } from '@deepseek-ai/dsh-tool-bash'
+import type { ToolBashConfig } from '@deepseek-ai/dsh-tool-bash'
+import { spillThreshold } from '@deepseek-ai/dsh-tool-bash/budget'
 import { resolve } from 'node:path'
-import { DEFAULT_SECRET_PATTERNS, isDirectory } from '@deepseek-ai/dsh-bash'
+import { DEFAULT_SECRET_PATTERNS } from '@deepseek-ai/dsh-bash/secret-env'
+import { isDirectory } from '@deepseek-ai/dsh-bash/util'
 
 import { UsageError } from './errors.js'
 import { didYouMean, fileFlag, type FlagSpec, parseCommandLine } from './flags.js'

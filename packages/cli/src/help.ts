@@ -1,5 +1,5 @@
 /** Help texts: kept apart so that `--help` and usage errors load nothing heavy. */
-import { DEFAULT_SECRET_PATTERNS } from '@deepseek-ai/dsh-bash'
+import { DEFAULT_SECRET_PATTERNS } from '@deepseek-ai/dsh-bash/secret-env'
 import { executorFlagHelp, executorKindsHelp } from './executors.js'
 
 /** The secret-name list, wrapped to the help's width after `indent`. */
