@@ -2,24 +2,24 @@
 /**
  * Builds the published form of the CLI: one package that installs alone.
  *
- * - `dist/main.js` (+ its chunks beside it: they find assets as it does): the CLI (tsc's output in `lib/`) with every workspace package
+ * - `dist/main.js` (+ its chunks beside it): the CLI (tsc's output in `lib/`) with every workspace package
  *   it reaches bundled in, split at each `import()` so a command loads only what it uses. Every
  *   other bare import stays external and must be one of this package's `dependencies`, at the
  *   version the library that imports it pins (checked here: a mismatch fails the build).
  * - Programs a workspace package runs as a process of its own (its package.json `dshBundle.programs`,
  *   e.g. bash-local's `dist/launcher-helper.js`) are bundled as entries at the same path.
  * - Assets: every entry of a bundled package's `files` other than `dist`, README.md and LICENSE
- *   (scripts, native binaries, …) is copied into this package at the same relative path. The
- *   packages find them as `new URL('../scripts/x', import.meta.url)` from `dist/`, which resolves
- *   the same from here. Two packages shipping the same path with different bytes fail the build,
- *   and so does an asset directory missing from this package's `files` or one that would overwrite
- *   a file of this package. Only what the previous build copied (`lib/bundle-assets.json`) is removed.
+ *   (scripts, native binaries, …) is copied to `assets/<package directory>/` here, and the bundled
+ *   code of that package finds it there: its `new URL('../scripts/x', import.meta.url)` (any `../`
+ *   other than `../dist/`) is rewritten to `../assets/<package directory>/scripts/x`, which from
+ *   `dist/` is the copy. So two packages may ship the same file name (bash-local's and bash-agent's
+ *   `scripts/build-native.sh`), and a new package's assets need no change here.
  *
  * Run by the root `build` and `prepare` after `tsc -b`; `node packages/cli/bundle.mjs`.
  */
-import { chmodSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { chmodSync, cpSync, existsSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { builtinModules } from 'node:module'
-import { dirname, join, relative } from 'node:path'
+import { basename, dirname, join, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { rolldown } from 'rolldown'
 
@@ -27,6 +27,7 @@ const HERE = dirname(fileURLToPath(import.meta.url))
 const ROOT = join(HERE, '../..')
 const SCOPE = '@deepseek-ai/'
 const NOT_ASSETS = new Set(['dist', 'README.md', 'LICENSE'])
+const ASSETS = join(HERE, 'assets')
 
 const readJson = (path) => JSON.parse(readFileSync(path, 'utf8'))
 const self = readJson(join(HERE, 'package.json'))
@@ -82,11 +83,15 @@ const build = await rolldown({
   },
   plugins: [
     {
-      name: 'record-workspace-packages',
-      load(id) {
+      name: 'workspace-assets',
+      transform(code, id) {
         const owner = ownerOf(id)
-        if (owner && owner !== self.name) bundled.add(owner)
-        return null
+        if (!owner || owner === self.name) return null
+        bundled.add(owner)
+        // `new URL('../scripts/x', import.meta.url)` → the package's copy under assets/ (see the top).
+        const short = basename(workspace.get(owner).dir)
+        const rewritten = code.replace(/new URL\((['"`])\.\.\/(?!dist\/)/g, (_, quote) => `new URL(${quote}../assets/${short}/`)
+        return rewritten === code ? null : { code: rewritten, map: null }
       },
     },
   ],
@@ -115,33 +120,12 @@ for (const name of Object.keys(self.dependencies ?? {})) {
 }
 if (problems.length > 0) fail(problems.join('\n'))
 
-// Assets of the bundled packages, merged into this package at the same relative paths. What the
-// last build copied (lib/bundle-assets.json) is removed first; nothing else here is ever touched.
-const MANIFEST = join(HERE, 'lib/bundle-assets.json')
-const previous = existsSync(MANIFEST) ? readJson(MANIFEST) : []
-for (const path of previous) rmSync(join(HERE, path), { force: true })
-const copied = new Map()
-function copyAsset(from, to, owner) {
-  if (statSync(from).isDirectory()) {
-    for (const entry of readdirSync(from)) copyAsset(join(from, entry), join(to, entry), owner)
-    return
-  }
-  const path = relative(HERE, to)
-  const before = copied.get(path)
-  if (before && !readFileSync(before.from).equals(readFileSync(from))) fail(`${path} is shipped by both ${before.owner} and ${owner} with different contents`)
-  if (!before && existsSync(to)) fail(`${path} of ${owner} would overwrite packages/cli/${path}`)
-  copied.set(path, { from, owner })
-}
+// Assets of the bundled packages, each package's under assets/<its directory>/ (see the top).
+rmSync(ASSETS, { recursive: true, force: true })
 for (const name of [...bundled].sort()) {
   const { dir, pkg } = workspace.get(name)
   for (const entry of pkg.files ?? []) {
     if (entry.startsWith('!') || NOT_ASSETS.has(entry) || !existsSync(join(dir, entry))) continue
-    if (!(self.files ?? []).includes(entry)) fail(`${name} ships ${entry}: add "${entry}" to the files of packages/cli/package.json`)
-    copyAsset(join(dir, entry), join(HERE, entry), name)
+    cpSync(join(dir, entry), join(ASSETS, basename(dir), entry), { recursive: true, preserveTimestamps: true })
   }
 }
-for (const [path, { from }] of copied) {
-  mkdirSync(dirname(join(HERE, path)), { recursive: true })
-  cpSync(from, join(HERE, path), { preserveTimestamps: true })
-}
-writeFileSync(MANIFEST, `${JSON.stringify([...copied.keys()].sort(), null, 2)}\n`)

@@ -59,7 +59,9 @@ describe('the CLI tarball installs alone and serves a call', () => {
     const [result] = JSON.parse(npm(['pack', '--json', '--pack-destination', out], join(ROOT, 'packages/cli'))) as Packed[]
     const paths = result.files.map((f) => f.path)
     // The bundle, its programs and the assets of the bundled packages (launcher binary, scripts).
-    expect(paths).toEqual(expect.arrayContaining(['bin/dsh-bash.js', 'dist/main.js', 'dist/launcher-helper.js', 'native/dsh-launcher-linux-x64', 'scripts/prelude.sh', 'scripts/agent.pl']))
+    expect(paths).toEqual(
+      expect.arrayContaining(['bin/dsh-bash.js', 'dist/main.js', 'dist/launcher-helper.js', 'assets/bash-local/native/dsh-launcher-linux-x64', 'assets/bash-local/scripts/prelude.sh', 'assets/bash-container/scripts/agent.pl']),
+    )
     const manifest = JSON.parse(readFileSync(join(ROOT, 'packages/cli/package.json'), 'utf8'))
     expect(Object.keys(manifest.dependencies).filter((name) => name.startsWith('@deepseek-ai/'))).toEqual([])
 
