@@ -1,5 +1,5 @@
 # The in-container agent (see AGENT_SCRIPT in src/scripts.ts for its protocol): one per container,
-# run as `perl -e <this file's text> <shell> <secret name fragments…>`; perl-base only.
+# run as `perl -e <this file's text> <shell> <secret rules…: globs, !NAME kept>`; perl-base only.
 # Whole-line comments are dropped when the text is read (readScript): they cost argv bytes.
 use strict; use warnings; no warnings 'exec';
 # Its command line becomes exactly this name (see AGENT_PROCESS_NAME): a pod's main process watches for it.
@@ -8,6 +8,9 @@ use POSIX ();
 use IO::Select;
 use Fcntl qw(F_GETFL F_SETFL O_NONBLOCK O_WRONLY O_CREAT O_EXCL O_RDWR O_NOCTTY);
 my ($shell, @secret) = @ARGV;
+# The kit's secret rules (bash-kit env.ts): globs over the whole name, case-insensitive; `!NAME` keeps one.
+my %keep_env = map { substr($_, 1) => 1 } grep { /^!/ } @secret;
+my @secret_globs = map { my $r = join('.*', map { quotemeta } split(/\*/, $_, -1)); qr/^$r$/i } grep { $_ ne '' && !/^!/ } @secret;
 $SIG{PIPE} = 'IGNORE';
 $SIG{CHLD} = sub {};
 binmode STDIN; binmode STDOUT;
@@ -90,7 +93,7 @@ sub start_cmd { my ($id, $payload) = @_;
       POSIX::dup2(fileno($ow), 1); POSIX::dup2(fileno($ew), 2);
     }
     chdir $wd or POSIX::_exit(125);
-    for my $k (keys %ENV) { my $u = uc $k; delete $ENV{$k} if grep { $_ ne '' && index($u, uc $_) >= 0 } @secret }
+    for my $k (keys %ENV) { next if $keep_env{$k}; delete $ENV{$k} if grep { $k =~ $_ } @secret_globs }
     delete @ENV{qw(BASH_ENV ENV DSH_BASH_CGROUP DSH_BASH_ENV_NEXT)};
     for my $kv (@env) { my ($k, $v) = split /=/, $kv, 2; $ENV{$k} = $v }
     $ENV{DSH_BASH_TASK} = $marker;

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { statSync } from 'node:fs'
 import { resolve as resolvePath } from 'node:path'
 import type { Context } from 'cordis'
+import { messageOf } from '@deepseek-ai/dsh-bash'
 import type { AgentSession } from './agent-session.js'
 import { type ContainerExecutorConfig, type ContainerExecutorConfigInput, parseContainerConfig } from './config.js'
 import { containerErrors } from './errors.js'
@@ -54,6 +55,25 @@ export class ContainerExecutor extends AgentSessionExecutor<ContainerSession> {
     this.workspace = workspace
     this._user = parsed.user ?? `${stat.uid}:${stat.gid}`
     this._sweep = parsed.sweep ? sweepDeadServers(engine).then(() => undefined, () => undefined) : Promise.resolve()
+  }
+
+  /**
+   * The engine answers and has the image (it is never pulled): otherwise the start fails with the
+   * engine's address or the image's name and what to do.
+   */
+  override async check(): Promise<void> {
+    try {
+      await this.engine.request('GET', '/version', undefined, 15_000)
+    } catch (error) {
+      throw new Error(`${messageOf(error)} (start Docker or Podman, or point --engine or DOCKER_HOST at it)`)
+    }
+    const image = this.containerConfig.image
+    try {
+      await this.engine.request('GET', `/images/${encodeURIComponent(image)}/json`, undefined, 15_000)
+    } catch (error) {
+      if ((error as { status?: number }).status === 404) throw new Error(`the image ${image} is not on the engine, and it is never pulled (docker pull ${image}, or name another with --image)`)
+      throw new Error(`cannot inspect the image ${image}: ${messageOf(error)}`)
+    }
   }
 
   /** The container id of an owner's session (undefined before its first command). */

@@ -1,4 +1,4 @@
-import { recordLogs } from '@deepseek-ai/dsh-bash'
+import { DEFAULT_SECRET_PATTERNS, recordLogs } from '@deepseek-ai/dsh-bash'
 import { spawn, spawnSync } from 'node:child_process'
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
@@ -357,6 +357,9 @@ describe('local executor: commands and environment', () => {
       DB_PASSWORD: 'p',
       aws_secret_access_key: 's',
       DSH_HARMLESS: 'h',
+      MONKEY: 'm',
+      TOKENIZERS_PARALLELISM: 'false',
+      KEYBOARD_LAYOUT: 'us',
       TERM: 'xterm-256color',
     })
     try {
@@ -377,6 +380,10 @@ describe('local executor: commands and environment', () => {
         GIT_EDITOR: 'true',
         DEBIAN_FRONTEND: 'noninteractive',
         DSH_HARMLESS: 'h',
+        // Whole name parts only: a name that merely contains KEY or TOKEN stays.
+        MONKEY: 'm',
+        TOKENIZERS_PARALLELISM: 'false',
+        KEYBOARD_LAYOUT: 'us',
         PATH: process.env.PATH,
       })
       for (const name of ['MY_API_KEY', 'GITHUB_TOKEN', 'DB_PASSWORD', 'aws_secret_access_key', 'BASH_ENV', 'DSH_BASH_CGROUP', 'DSH_BASH_ENV_NEXT']) {
@@ -386,8 +393,14 @@ describe('local executor: commands and environment', () => {
         env: { TERM: 'vt100', MY_API_KEY: 'given', NO_COLOR: '' },
       })
       expect(trusted.stdout.text).toBe('vt100 given ')
-      const custom = await executor({ secretEnvPatterns: ['HARMLESS'] })
+      const custom = await executor({ secretEnvPatterns: ['*HARMLESS'] })
       expect((await run(custom, 'printf "%s|%s" "${DSH_HARMLESS-gone}" "$MY_API_KEY"')).stdout.text).toBe('gone|k')
+      // A glob matches the whole name: HARMLESS alone would not reach DSH_HARMLESS.
+      const whole = await executor({ secretEnvPatterns: ['HARMLESS'] })
+      expect((await run(whole, 'printf "%s" "${DSH_HARMLESS-gone}"')).stdout.text).toBe('h')
+      // `!NAME` (the CLI's --keep-env) keeps one variable the list would remove.
+      const keep = await executor({ secretEnvPatterns: [...DEFAULT_SECRET_PATTERNS, '!GITHUB_TOKEN'] })
+      expect((await run(keep, 'printf "%s|%s" "${GITHUB_TOKEN-gone}" "${MY_API_KEY-gone}"')).stdout.text).toBe('t|gone')
     } finally {
       for (const name of Object.keys(process.env)) if (!(name in saved)) delete process.env[name]
       Object.assign(process.env, saved)
@@ -427,6 +440,7 @@ describe('local executor: config', () => {
     expect(make({ containment: 'jail' })).toThrow('containment must be one of auto, cgroup, marker, pgroup')
     expect(make({ keepSpillFiles: 'yes' })).toThrow('keepSpillFiles must be a boolean')
     expect(make({ secretEnvPatterns: 'KEY' })).toThrow('secretEnvPatterns must be a list')
+    expect(make({ secretEnvPatterns: ['A B'] })).toThrow('secretEnvPatterns entries are globs of letters, digits, _ and *, or !NAME')
     expect(make({ timeoutMs: 5000, maxTimeoutMs: 1000 })).toThrow('timeoutMs (5000) exceeds maxTimeoutMs (1000)')
     expect(make({ maxTimeoutMs: 3e9, timeoutMs: 1000 })).toThrow('maxTimeoutMs must be at most 2147483647 ms')
     expect(make({ shell: 'no-such-shell-dsh' })).toThrow('shell not found: no-such-shell-dsh')

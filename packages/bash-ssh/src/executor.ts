@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs'
 import { posix } from 'node:path'
 import type { Context, Logger } from 'cordis'
 import ssh2 from 'ssh2'
-import type { BashExecRequest, BashExecSpec } from '@deepseek-ai/dsh-bash'
+import { type BashExecRequest, type BashExecSpec, messageOf } from '@deepseek-ai/dsh-bash'
 import { type LaunchedCommand, type LaunchIdentity, ProcessExecutor } from '@deepseek-ai/dsh-bash-kit'
 import { launchRemote } from './command.js'
 import { hostLabel, parseSshConfig, type SshExecutorConfig, type SshExecutorConfigInput, type SshHostConfig } from './config.js'
@@ -40,6 +40,22 @@ export class SshExecutor extends ProcessExecutor {
     super(ctx, parsed)
     this.sshConfig = parsed
     this._hosts = hosts
+  }
+
+  /**
+   * Opens a connection to every host (one attempt, then kept for the first commands) and runs `true`
+   * there: an unreachable host, a refused key or an unknown host key fails the start, naming the host.
+   */
+  override async check(): Promise<void> {
+    await Promise.all(
+      this._hosts.map(async (host) => {
+        try {
+          await host.runHelper('true', { stdin: '', attempts: 1 })
+        } catch (error) {
+          throw new Error(`${messageOf(error)} (check that sshd runs there and takes this key: --ssh, --ssh-key, --known-hosts)`)
+        }
+      }),
+    )
   }
 
   /** `user@host:port` of every configured host, in config order. */

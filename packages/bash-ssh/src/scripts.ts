@@ -69,10 +69,13 @@ export function wrapperScript(options: WrapperOptions): string {
     '  exit 125',
     'fi',
   ]
-  const patterns = options.secretPatterns.filter((p) => p !== '')
-  if (patterns.length > 0) {
-    const cases = patterns.map((p) => `*${shellQuote(p.toUpperCase())}*`).join('|')
-    lines.push(`for __n in $(compgen -e); do case "\${__n^^}" in ${cases}) unset "$__n" 2>/dev/null;; esac; done; unset __n`)
+  // The kit's rules (bash-kit env.ts): globs over the whole upper-cased name, `!NAME` kept as is.
+  const globs = options.secretPatterns.filter((p) => p !== '' && !p.startsWith('!'))
+  const keep = options.secretPatterns.filter((p) => p.startsWith('!')).map((p) => p.slice(1))
+  if (globs.length > 0) {
+    const cases = globs.map((p) => p.toUpperCase().split('*').map((part) => (part === '' ? '' : shellQuote(part))).join('*')).join('|')
+    const kept = keep.length > 0 ? `case "$__n" in ${keep.map(shellQuote).join('|')}) continue;; esac; ` : ''
+    lines.push(`for __n in $(compgen -e); do ${kept}case "\${__n^^}" in ${cases}) unset "$__n" 2>/dev/null;; esac; done; unset __n`)
   }
   lines.push(`unset BASH_ENV ENV ${CGROUP_VARIABLE} ${MARKER_VARIABLE}`)
   const env: Record<string, string> = { ...NON_INTERACTIVE_ENV, ...(options.terminal ? TERMINAL_ENV : {}), ...(options.env ?? {}) }

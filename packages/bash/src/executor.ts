@@ -115,6 +115,14 @@ export abstract class BashExecutor {
   resize?(id: string, cols: number, rows: number): Promise<void>
 
   /**
+   * Checks, before the first command, what this executor needs outside this process (a host it
+   * connects to, an engine and an image, a cluster); rejects with an Error whose one-line message
+   * names what is missing and how to fix it. Front ends call it at start (the CLI does), so a wrong
+   * setup fails there instead of on every call. The default has nothing to check.
+   */
+  async check(): Promise<void> {}
+
+  /**
    * Reads an interactive task's terminal modes now (echo, line mode; see `TerminalModes`).
    * Resolves with undefined when this executor cannot tell (no way to read the terminal's settings
    * on its side, or the read failed): callers that need the answer must then refuse, never assume.

@@ -10,10 +10,10 @@ import { type CallToolResult, LoggingMessageNotificationSchema } from '@modelcon
 import { unescapeOutput } from '@deepseek-ai/dsh-tool-bash'
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..')
-/** The real, built entry point (run `npx tsc -b` first). */
+/** The real, built entry point: the bundle the package ships (`npm run build` makes it). */
 export const MAIN = join(ROOT, 'packages/cli/dist/main.js')
 
-if (!existsSync(MAIN)) throw new Error(`${MAIN} is missing: run "npx tsc -b" before the tests`)
+if (!existsSync(MAIN)) throw new Error(`${MAIN} is missing: run "npm run build" before the tests`)
 
 /** A marker unique to one test: put it in a process's argv0 (`exec -a MARKER sleep 300`) to find it in /proc. */
 export function marker(): string {

@@ -33,7 +33,7 @@ describe('the MCP Inspector CLI drives the real server', () => {
     })
   })
 
-  it('over stdio: tools/list lists the three tools', async () => {
+  it('over stdio: tools/list lists the four tools', async () => {
     const result = (await inspector(['--cli', process.execPath, MAIN, 'mcp', '--method', 'tools/list'])) as { tools: { name: string }[] }
     expect(result.tools.map((tool) => tool.name)).toEqual(['bash', 'bash_output', 'bash_kill', 'bash_input'])
   })

@@ -23,7 +23,7 @@ const hasPython = (() => {
     return false
   }
 })()
-if (!existsSync(MAIN)) console.warn(`[interactive acceptance] skipped: ${MAIN} is not built (npx tsc -b)`)
+if (!existsSync(MAIN)) console.warn(`[interactive acceptance] skipped: ${MAIN} is not built (npm run build)`)
 if (!hasPython) console.warn('[interactive acceptance] python3 steps skipped: python3 is not installed')
 
 async function call(client: Client, name: string, args: Record<string, unknown>): Promise<{ text: string; isError: boolean }> {

@@ -1,4 +1,4 @@
-import { codedError } from '@deepseek-ai/dsh-tools'
+import { codedError } from '@deepseek-ai/dsh-tools/errors'
 import { foreignTaskMessage } from './render.js'
 
 /**
