@@ -189,6 +189,7 @@ const HARNESS: ExactText[] = [
     produce: () => `Error: invalid arguments: ${formatIssues(bashParameters.safeParse({ command: 1, description: 'x' }).error!.issues, { command: 1, description: 'x' })}`,
   },
   { text: 'Error: denied: approval required but no approval service is available', values: [], produce: () => pipeline('probe') },
+  { text: 'Error: denied: the call is too long to show for approval (<n> characters, at most 8000): split it into shorter calls', values: [8107], produce: () => tooLongToShow() },
   {
     text: 'dsh-bash: serving MCP on stdin/stdout for an MCP client (JSON-RPC, not typed commands); to try the tools by hand run "dsh-bash repl"; Ctrl-C stops',
     values: [],
@@ -227,6 +228,26 @@ async function pipeline(name: string): Promise<string> {
     ctx.tools.onPreExecute(() => ({ kind: 'ask' }))
     const answer = await ctx.tools.execute({ callId: '1', name, arguments: {} })
     return (answer.content[0] as { text: string }).text
+  } finally {
+    await ctx.stop()
+  }
+}
+
+/** The text the pipeline answers when a person could approve but the call's page is longer than 8,000 characters. */
+async function tooLongToShow(): Promise<string> {
+  const { Context } = await import('cordis')
+  const { ToolRegistry } = await import('@deepseek-ai/dsh-tools')
+  const { z } = await import('zod')
+  const ctx = new Context()
+  ctx.plugin(ToolRegistry)
+  await ctx.lifecycle.flush()
+  try {
+    let asked = false
+    ctx.set('approval', { request: async () => ((asked = true), 'allowed-once' as const) })
+    ctx.tools.register({ name: 'probe', description: 'probe', parameters: z.object({ command: z.string() }), execute: () => 'ran' })
+    ctx.tools.onPreExecute(() => ({ kind: 'ask' }))
+    const answer = await ctx.tools.execute({ callId: '1', name: 'probe', arguments: { command: 'x'.repeat(8100) } })
+    return asked ? 'a person was asked' : (answer.content[0] as { text: string }).text
   } finally {
     await ctx.stop()
   }
