@@ -11,7 +11,7 @@
  */
 export { AGENT_ARCHES, AGENT_PROCESS_NAME, AGENT_PROTOCOL_VERSION, agentArchOf, agentBinary, findAgentBinary, type AgentArch, type AgentBinary } from './binary.js'
 export { AGENT_ERROR, agentErrors, type AgentErrors } from './errors.js'
-export { encodeFrame, FrameReader } from './frames.js'
+export { encodeFrame, FrameReader, HELLO_START } from './frames.js'
 export { AgentSession, type AgentHello, type AgentStream, type CommandSink } from './session.js'
 export { launchThroughAgent, type AgentLaunchedCommand, type AgentLaunchOptions, type AgentWaitOptions } from './command.js'
 export { describeNote, EmptyWait, type EmptyWaitOptions, type EmptyWaitTarget } from './empty-wait.js'

@@ -40,14 +40,14 @@ function buildArgs(withSize: boolean): string[] {
   })
 }
 
-/** `bash --noprofile --norc -c INSTALL_SCRIPT …` arguments after the script: `where` is `cache` or a base directory. */
+/** The arguments of INSTALL_SCRIPT (`$1`…, after `$0`): `where` is `cache` or a base directory. */
 export function installArgs(where: 'cache' | string): string[] {
-  return ['install', where, ...buildArgs(true)]
+  return [where, ...buildArgs(true)]
 }
 
-/** Arguments of SSH_SERVE_SCRIPT: the shipped builds' hashes, then the agent's `serve` arguments. */
+/** The arguments of SSH_SERVE_SCRIPT (`$1`…): the shipped builds' hashes, then the agent's `serve` arguments. */
 export function sshServeArgs(shell: string, secretPatterns: readonly string[]): string[] {
-  return ['serve', ...buildArgs(false), shell, ...secretPatterns]
+  return [...buildArgs(false), shell, ...secretPatterns]
 }
 
 /** The streams of an exec running INSTALL_SCRIPT. */
