@@ -1,5 +1,8 @@
-import { hasOption, optionValues, resolveLong, scanOptions } from './options.js'
-import { sedEffects } from './sed.js'
+import { awkEffects, networkOperand } from './awk.js'
+import { hasOption, optionValues, resolveLong, scanOptions, type ScannedOptions } from './options.js'
+import { sedEffects, type SedScript } from './sed.js'
+import { tarFlags } from './tar.js'
+import { LESS, MAN, MORE, pagerFlags, type PagerOptions } from './pager.js'
 import { dynamicWord, type Word } from './unquote.js'
 import { isHarmlessTarget } from './wrappers.js'
 
@@ -114,32 +117,47 @@ const git: Inspector = (words, out) => {
   if (sub === 'filter-branch') out.flags.push('git filter-branch runs scripts')
 }
 
+const SED_OPTIONS = {
+  short: 'nErsuzb',
+  shortArg: 'efl',
+  shortOptional: 'i',
+  long: ['quiet', 'silent', 'regexp-extended', 'separate', 'unbuffered', 'null-data', 'zero-terminated', 'posix', 'debug', 'sandbox', 'follow-symlinks', 'binary', 'help', 'version'],
+  longArg: ['expression', 'file', 'line-length'],
+  longOptional: ['in-place'],
+}
+
+/**
+ * The scripts sed compiles, in its order: each `-e` when getopt reaches it (with `--sandbox` only
+ * if it came earlier), then the first operand if there was no `-e`/`-f` (after all options).
+ */
+function sedScripts(scan: ScannedOptions): SedScript[] {
+  const scripts: SedScript[] = []
+  let sandbox = false
+  for (const option of scan.options) {
+    if (option.name === 'sandbox') sandbox = true
+    else if ((option.name === 'e' || option.name === 'expression') && option.value) scripts.push({ text: option.value.text, sandbox })
+  }
+  if (!hasOption(scan, 'e', 'expression', 'f', 'file') && scan.operands[0]) scripts.push({ text: scan.operands[0].text, sandbox })
+  return scripts
+}
+
 const sed: Inspector = (words, out) => {
   computed('sed', words, out)
-  const scan = scanOptions(words, 1, {
-    short: 'nErsuzb',
-    shortArg: 'efl',
-    shortOptional: 'i',
-    long: ['quiet', 'silent', 'regexp-extended', 'separate', 'unbuffered', 'null-data', 'zero-terminated', 'posix', 'debug', 'sandbox', 'follow-symlinks', 'binary', 'help', 'version'],
-    longArg: ['expression', 'file', 'line-length'],
-    longOptional: ['in-place'],
-  })
-  if (scan.unknown) out.flags.push(`sed option "${scan.unknown}" is not understood`)
-  if (hasOption(scan, 'i', 'in-place')) out.flags.push('sed -i edits files in place')
-  if (hasOption(scan, 'f', 'file')) out.flags.push('sed -f runs a script the policy cannot see')
-  // --sandbox makes sed refuse e, w and r.
-  if (hasOption(scan, 'sandbox')) return
-  const expressions = optionValues(scan, 'e', 'expression')
-  const scripts = expressions.length || hasOption(scan, 'f', 'file') ? expressions : scan.operands.slice(0, 1)
-  for (const script of scripts) {
-    if (!script.literal) continue
-    const effects = sedEffects(script.text)
+  // GNU getopt permutes options past operands, unless POSIXLY_CORRECT is in the environment (which
+  // the line does not show): then the first operand ends the options. Both readings are checked.
+  for (const posix of [false, true]) {
+    const scan = scanOptions(words, 1, { ...SED_OPTIONS, posix })
+    if (scan.unknown) out.flags.push(`sed option "${scan.unknown}" is not understood`)
+    if (hasOption(scan, 'i', 'in-place')) out.flags.push('sed -i edits files in place')
+    if (hasOption(scan, 'f', 'file')) out.flags.push('sed -f runs a script the policy cannot see')
+    const effects = sedEffects(sedScripts(scan))
     if (effects.unclear) out.flags.push(`sed script could not be read with certainty (${effects.unclear})`)
     if (effects.runs) out.flags.push('sed e runs a command')
     for (const file of effects.writes) {
-      if (!['/dev/stdout', '/dev/stderr'].includes(file)) out.flags.push(`sed w writes to ${file || 'a file'}`)
+      if (!['/dev/stdout', '/dev/stderr'].includes(file)) out.flags.push(`sed w writes to ${file}`)
     }
   }
+  out.flags.splice(0, out.flags.length, ...new Set(out.flags))
 }
 
 const awk: Inspector = (words, out) => {
@@ -162,47 +180,9 @@ const awk: Inspector = (words, out) => {
   for (const program of programs) {
     if (program.literal) out.flags.push(...awkEffects(name, program.text))
   }
-}
-
-/** system(), pipes, print redirections and gawk's @-directives, outside string and regex literals. */
-export function awkEffects(name: string, program: string): string[] {
-  const strings: string[] = []
-  let code = ''
-  for (let i = 0; i < program.length; i++) {
-    const ch = program[i]
-    const before = code.trimEnd().slice(-1)
-    if (ch === '"' || (ch === '/' && !/[\w)\]$."]/.test(before))) {
-      let j = i + 1
-      while (j < program.length && program[j] !== ch) j += program[j] === '\\' ? 2 : 1
-      if (ch === '"') {
-        strings.push(program.slice(i + 1, j))
-        code += `"${strings.length - 1}"`
-      } else {
-        code += '/re/'
-      }
-      i = j
-      continue
-    }
-    code += ch
-  }
-  const flags: string[] = []
-  if (/\bsystem\s*\(/.test(code)) flags.push(`${name} system() runs a command`)
-  if (/\|/.test(code.replace(/\|\|/g, ''))) flags.push(`${name} pipes run commands`)
-  if (/@\s*[A-Za-z_]/.test(code)) flags.push(`${name} @-directives and indirect calls can run anything`)
-  for (const match of code.matchAll(/\bprintf?\b([^;}\n]*)/g)) {
-    let depth = 0
-    const tail = match[1]
-    for (let i = 0; i < tail.length; i++) {
-      if (tail[i] === '(') depth++
-      else if (tail[i] === ')') depth--
-      else if (tail[i] === '>' && depth <= 0) {
-        const target = /^>?\s*"(\d+)"/.exec(tail.slice(i + 1))
-        if (!target || !['/dev/stdout', '/dev/stderr'].includes(strings[Number(target[1])])) flags.push(`${name} print > writes to a file`)
-        break
-      }
-    }
-  }
-  return flags
+  const operands = words.slice(scan.end + (sources.length ? 0 : 1))
+  const network = operands.find((word) => word.literal && networkOperand(word.text))
+  if (network) out.flags.push(`${name} operand ${network.source} is a network connection for gawk`)
 }
 
 /** Only long options matter; a set of dangerous ones per command. */
@@ -275,6 +255,13 @@ const uniq: Inspector = (words, out) => {
   if (operands >= 2) out.flags.push('uniq writes to its second operand')
 }
 
+function pager(spec: PagerOptions): Inspector {
+  return (words, out) => {
+    computed(spec.name, words, out)
+    out.flags.push(...pagerFlags(spec, words))
+  }
+}
+
 const INSPECTORS: ReadonlyMap<string, Inspector> = new Map<string, Inspector>([
   ['uniq', uniq],
   ['find', find],
@@ -286,6 +273,7 @@ const INSPECTORS: ReadonlyMap<string, Inspector> = new Map<string, Inspector>([
   ['gawk', awk],
   ['mawk', awk],
   ['nawk', awk],
+  ['original-awk', awk],
   ['rg', rg],
   ['sort', sort],
   ['tee', tee],
@@ -293,24 +281,14 @@ const INSPECTORS: ReadonlyMap<string, Inspector> = new Map<string, Inspector>([
   ['fdfind', fd],
   [
     'tar',
-    shortOrLong(
-      'tar',
-      /^-[a-zA-Z]*[IF]/,
-      {
-        'to-command': 'tar --to-command runs a command',
-        'checkpoint-action': 'tar --checkpoint-action can run a command',
-        'use-compress-program': 'tar --use-compress-program runs a command',
-        'info-script': 'tar --info-script runs a command',
-        'new-volume-script': 'tar --new-volume-script runs a command',
-        'rmt-command': 'tar --rmt-command runs a command',
-        'rsh-command': 'tar --rsh-command runs a command',
-      },
-      'tar -I/-F runs a command',
-    ),
+    (words, out) => {
+      computed('tar', words, out)
+      out.flags.push(...tarFlags(words))
+    },
   ],
-  ['man', shortOrLong('man', /^-[a-zA-Z]*[PH]/, { pager: 'man --pager runs a command', html: 'man --html runs a browser' }, 'man -P/-H runs a command')],
-  ['less', shortOrLong('less', /^(\+.*[!|]|-[a-zA-Z]*[oO])/, { 'log-file': 'less --log-file writes to a file', 'LOG-FILE': 'less --LOG-FILE writes to a file' }, 'less can run a command or write a file')],
-  ['more', shortOrLong('more', /^\+.*[!|]/, {}, 'more can run a command')],
+  ['man', pager(MAN)],
+  ['less', pager(LESS)],
+  ['more', pager(MORE)],
   ['zip', shortOrLong('zip', /^-[a-zA-Z]*TT/, { 'unzip-command': 'zip --unzip-command runs a command' }, 'zip -TT runs a command')],
   ['rsync', shortOrLong('rsync', /^-[a-zA-Z]*e/, { rsh: 'rsync --rsh runs a command', 'rsync-path': 'rsync --rsync-path runs a command' }, 'rsync -e runs a command')],
   ['ssh', shortOrLong('ssh', /^-[a-zA-Z]*[oF]/, {}, 'ssh -o/-F can run a local command')],

@@ -12,6 +12,10 @@ const EXACT = new Set([
   'PERL5OPT', 'PERL5LIB', 'PERLLIB', 'PERL5DB', 'RUBYOPT', 'RUBYLIB', 'JAVA_TOOL_OPTIONS', '_JAVA_OPTIONS',
   'JDK_JAVA_OPTIONS', 'CLASSPATH', 'MAKEFLAGS', 'MAKEFILES', 'RIPGREP_CONFIG_PATH', 'FZF_DEFAULT_COMMAND',
   'LD_PRELOAD', 'LD_LIBRARY_PATH', 'LD_AUDIT',
+  // What the program readers cannot see: less's key and environment files and tag program, more's
+  // options, awk's include and extension paths, tar's default archive (host:file runs a remote shell).
+  'LESSKEYIN', 'LESSKEY_CONTENT', 'LESSKEY_SYSTEM', 'LESSKEYIN_SYSTEM', 'LESSGLOBALTAGS', 'LESSEDIT', 'MORE', 'AWKPATH',
+  'AWKLIBPATH', 'TAPE', 'RSH', 'MANROFFOPT', 'MANROFFSEQ', 'MANPL',
 ])
 
 const PREFIXES = ['LD_', 'DYLD_', 'GIT_', 'BASH_FUNC_', 'NPM_CONFIG_', 'npm_config_', 'YARN_', 'PNPM_', 'CARGO_', 'RUSTC', 'PIP_']

@@ -227,3 +227,31 @@ add('the generator caught these', false, [
   'git status \\ #x <(touch m) -eq | rm "$f" $((x)) -name a[x] &>/dev/null\ngrep x <<\\EOF\n${x:-$(touch m)}\nEOF',
   'echo a\\ #x; touch m', 'ls \\ #x <(touch m)', 'echo \\ # | touch m', "echo a\\\t#x; touch m", 'echo \\\\\\ #x; touch m',
 ])
+
+/** Issue 25 (rows 1, 2, 12 of the third round): the program readers, with the harmless lines they must keep allowing. */
+add('harmless: sed, awk, tar and less lines the program readers read (issue 25)', true, [
+  "sed 's/[[:space:]]*$//' a.txt", "sed -n '/[/]/p;s|[|]|x|g' a.txt", "sed -e 's/a/b/' -e 'y/ab/ba/' a.txt", "sed ':a;N;$!ba;s/\\n/ /g' a.txt",
+  "sed --sandbox -e '1e touch m' a.txt", "sed -n '1{p;q}' a.txt",
+  "awk '{s+=length($0)} END {print s/NR}' a.txt", "awk '!seen[$0]++' a.txt", "awk '/^[a-z]/ && /[[:alpha:]]+$/' a.txt",
+  "awk '{ print (1 > 2) }' a.txt", "awk 'BEGIN { while ((getline line < \"a.txt\") > 0) print line }'", "awk '{\n  print $1 # first\n}' a.txt",
+  'tar -tf a.tar', 'tar tvf a.tar', 'tar -tzf a.tar.gz', 'tar -xOf a.tar d/f', 'tar xOf a.tar', 'tar --list --file=a.tar --wildcards "d/*"',
+  'less -N a.txt', 'less +G -R a.txt', 'cat a.txt | less -S', 'more +2 a.txt',
+])
+
+add('issue 25: program readers (round 3, rows 1, 2 and 12)', false, [
+  // Row 1: a bracket expression holding the delimiter hid the e flag from the sed reader.
+  "sed -n 's|[[:alpha:]|]*|touch /tmp/m|e' a.txt", "sed -n 's|[[:digit:][:alpha:]|]*|touch /tmp/m|e' a.txt",
+  "sed -n 's|[[.x.]|]*|touch /tmp/m|e' a.txt", "sed -n 's|[[=x=]|]*|touch /tmp/m|e' a.txt", "sed -E -n 's|[[:alpha:]|]+|touch /tmp/m|e' a.txt",
+  // Found while rewriting the sed reader after sed's own scanner.
+  "sed -n ':x e touch m' a.txt", "sed -e '1e touch m' --sandbox a.txt", "sed -e 's/a/b/w m' --sandbox a.txt", "sed 's/x/y/ w m' a.txt",
+  // Row 2: a quote in an awk comment, backslash-newline, a regex that ends early for the reader.
+  'awk \'# say "hi\nBEGIN { system("touch m") } # "\' a.txt', 'awk \'BEGIN { system\\\n("touch m") }\'',
+  'awk \'BEGIN { print "x" \\\n> "m" }\'', 'awk \'/[/]"/ { print } # "\nBEGIN { system("touch m") }\' a.txt',
+  'awk \'{ print "a" > "/dev/stdout" "x" }\' a.txt', 'gawk \'BEGIN { "touch m" |& getline }\'',
+  // Row 12: tar's writing modes.
+  'tar -cf m a.txt', 'tar cf m a.txt', 'tar czf m.tgz a.txt', 'tar -rf a.tar notes.txt', 'tar -xf a.tar', 'tar xvf a.tar',
+  'tar -tf a.tar --index-file=m', 'tar -xf a.tar --to-command="touch m"', 'tar --delete -f a.tar d/f',
+  // less: a lesskey source whose #env section sets LESSOPEN runs it even when less only copies.
+  // (less -o writes its log only at a terminal: kept as an attack the oracle cannot see.)
+  'less --lesskey-src=keys a.txt', 'less -o m a.txt',
+])

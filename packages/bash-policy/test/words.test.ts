@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from 'vitest'
 import type { Parser } from 'web-tree-sitter'
 import { extract, loadParser, type CommandFinding } from '../src/index.js'
 import { sedEffects } from '../src/sed.js'
-import { awkEffects } from '../src/commands.js'
+import { awkEffects, lexAwk } from '../src/awk.js'
 import { decodeAnsiC } from '../src/unquote.js'
 
 let parser: Parser
@@ -73,9 +73,51 @@ describe('sed scripts', () => {
     expect(sedEffects(script)).toEqual(effects)
   })
 
+  it('reads the scripts of several -e in order, with --sandbox only after it', () => {
+    expect(sedEffects([{ text: 'a\\', sandbox: false }, { text: '1e date', sandbox: false }])).toEqual({ runs: false, writes: [] })
+    expect(sedEffects([{ text: 'a\\\\', sandbox: false }, { text: '1e date', sandbox: false }])).toEqual({ runs: true, writes: [] })
+    expect(sedEffects([{ text: '1e date', sandbox: false }, { text: 'w m', sandbox: true }])).toEqual({ runs: true, writes: [] })
+  })
+
+  it.each([
+    ['s|[[:alpha:]|]*|x|e', true],
+    ['s|[[.|.]|]*|x|e', true],
+    ['s|[]|]|x|e', true],
+    ['s|[^]|]|x|e', true],
+    ['s[a[b[e', true],
+    ['s\\a\\b\\e', true],
+    ['s/a/b/ g e', true],
+    [':a e', true],
+    ['s|[[:alpha:]|]*|x|', false],
+  ])('the s flags after %j are found (runs: %s)', (script, runs) => {
+    expect(sedEffects(script)).toEqual({ runs, writes: [] })
+  })
+
   it('an unreadable script says so', () => {
     expect(sedEffects('s/a/b').unclear).toBe('an s command is not terminated')
     expect(sedEffects('k').unclear).toBe('unknown sed command "k"')
+  })
+})
+
+describe('the awk lexer', () => {
+  it.each([
+    ['{ print length /x/ }', 'a "/" after "length" is a regex for some awks and a division for others'],
+    ['{ if (x) /y/ }', 'a "/" after ")" is a regex for some awks and a division for others'],
+    ['/[/]/', 'a bracket expression in a regex holds "/", "\\" or "["'],
+    ['/[]a]/', 'a bracket expression in a regex starts with "]"'],
+    ['{ print "a\\\nb" }', 'a string continues over a line break'],
+    ['# x\\\n{ system("x") }', 'a comment ends in a backslash'],
+    ["{ print 'x' }", 'the character "\'" is not awk'],
+  ])('%j is unclear', (program, why) => {
+    expect(() => lexAwk(program)).toThrow(why)
+  })
+
+  it('lexes comments, strings, continuations, regexes and divisions', () => {
+    const tokens = lexAwk('# "q\n/[[:alpha:]x]+/ { s += $1 / 2 } \\\nEND { print "a\\"b" }')
+    expect(tokens.map((token) => `${token.kind}:${token.text}`)).toEqual([
+      'newline:\n', 'regex:[[:alpha:]x]+', 'op:{', 'name:s', 'op:+=', 'op:$', 'number:1', 'op:/', 'number:2', 'op:}', 'name:END', 'op:{',
+      'name:print', 'string:a\\"b', 'op:}',
+    ])
   })
 })
 

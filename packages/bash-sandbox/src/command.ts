@@ -34,6 +34,13 @@ const SIGNAL_NAMES = new Map<number, string>(Object.entries(osConstants.signals)
 
 /** At most this much of the start of stderr is kept to explain a failure of bwrap itself. */
 const STDERR_PREFIX_BYTES = 4096
+/**
+ * How long a failure of bwrap itself waits for bwrap's message to arrive on stderr. The exit can be
+ * seen before the pipe's last chunk is read (CI under load: the message was missing from the error);
+ * nothing else holds that pipe once bwrap failed before executing the command, so its end comes at
+ * once, and the bound only matters if something unforeseen still holds it.
+ */
+const FAILURE_MESSAGE_WAIT_MS = 2000
 
 /**
  * One command as the sandbox sees it: the local launch, with bwrap's exit status turned back into
@@ -45,6 +52,8 @@ export class SandboxedCommand extends DelegatingCommand {
   private failure?: string
   private stderrPrefix = ''
   private stderrCopy?: PassThrough
+  /** Resolves when bwrap's stderr ended (or failed, or closed): its whole message has been read. */
+  private stderrEnded?: Promise<void>
 
   constructor(
     inner: LaunchedCommand,
@@ -63,6 +72,11 @@ export class SandboxedCommand extends DelegatingCommand {
     source.on('data', (chunk: Buffer) => {
       if (this.stderrPrefix.length < STDERR_PREFIX_BYTES) this.stderrPrefix += chunk.toString('utf8')
       copy.write(chunk)
+    })
+    this.stderrEnded = new Promise<void>((resolve) => {
+      source.once('end', resolve)
+      source.once('error', () => resolve())
+      source.once('close', resolve)
     })
     source.once('end', () => copy.end())
     source.once('error', (error) => copy.destroy(error))
@@ -86,11 +100,12 @@ export class SandboxedCommand extends DelegatingCommand {
    * reported as the signal (as the local executor would). bwrap writes the `exit-code` status only
    * when the command was executed; without it, bwrap itself failed.
    */
-  private interpret(exit: ExitFacts): ExitFacts {
+  private async interpret(exit: ExitFacts): Promise<ExitFacts> {
     // The monitor itself was killed (SIGKILL after the grace period, or a stop before the command started).
     if (exit.signal !== null || exit.exitCode === null) return exit
     const status = readStatus(this.statusPath!)
     if (status.exitCode === undefined) {
+      await this.messageRead()
       const said = bwrapSaid(this.stderrPrefix)
       this.failure = `the sandbox failed to start the command (bwrap exited with code ${exit.exitCode})${said ? `: ${said}` : ''}`
       return exit
@@ -98,6 +113,13 @@ export class SandboxedCommand extends DelegatingCommand {
     const code = status.exitCode
     const signal = code > 128 ? SIGNAL_NAMES.get(code - 128) : undefined
     return signal ? { exitCode: null, signal } : { exitCode: code, signal: null }
+  }
+
+  /** Waits (bounded) until bwrap's stderr has been read to its end. */
+  private async messageRead(): Promise<void> {
+    let timer: NodeJS.Timeout | undefined
+    await Promise.race([this.stderrEnded, new Promise<void>((resolve) => (timer = setTimeout(resolve, FAILURE_MESSAGE_WAIT_MS)))])
+    clearTimeout(timer)
   }
 
   async countLeftovers(): Promise<number> {

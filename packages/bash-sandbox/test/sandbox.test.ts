@@ -2,6 +2,7 @@
  * The sandbox with real bwrap. Skipped, with the reason printed, where bwrap is missing or cannot
  * create namespaces.
  */
+import { execFileSync } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -281,6 +282,23 @@ describe.skipIf(reason !== undefined)('sandbox executor with real bwrap', () => 
       await task.done
       expect(task.status).toBe('killed')
       expect(task.reason).toMatch(/bwrap: Can't find source path/)
+    })
+
+    it('bwrap\'s message is in the error even when it arrives after bwrap\'s exit was seen', async () => {
+      // Under load the exit can be seen before stderr's last chunk is read (CI: the message was
+      // missing). A stand-in makes that order certain: it exits at once with no status, and its
+      // message comes 300 ms later from a child that still holds stderr.
+      const fake = join(workspace.path, 'late-bwrap')
+      const real = realpathSync(execFileSync('sh', ['-c', 'command -v bwrap'], { encoding: 'utf8' }).trim())
+      writeFileSync(fake, [
+        '#!/bin/sh',
+        'case "$*" in *late-failure-marker*) ;; *) exec ' + real + ' "$@" ;; esac',
+        '(sleep 0.3; echo "bwrap: Can\'t find source path /late: No such file or directory" >&2) &',
+        'exit 1', ''].join('\n'), { mode: 0o755 })
+      const executor = await sandbox({ bwrapPath: fake })
+      expect(executor.unavailableReason).toBeUndefined()
+      await expect(executor.run(executor.resolve({ command: 'echo late-failure-marker' })))
+        .rejects.toThrow(/^the sandbox failed to start the command \(bwrap exited with code 1\): bwrap: Can't find source path \/late/)
     })
 
     it('a command that prints a bwrap-like message and fails is an ordinary exit', async () => {

@@ -79,6 +79,16 @@ function makeTemplate(root: string): string {
     chmodSync(join(tpl, 'evilbin', name), 0o755)
   }
   spawnSync('git', ['init', '-q', tpl])
+  // For the tar reader: archives with a directory, a symbolic and a hard link; for less: a lesskey
+  // source whose #env section sets an input preprocessor.
+  const members = join(root, 'members')
+  mkdirSync(join(members, 'd'), { recursive: true })
+  writeFileSync(join(members, 'd', 'f'), 'member\n')
+  spawnSync('ln', ['-s', 'd/f', join(members, 'sl')])
+  spawnSync('ln', [join(members, 'd', 'f'), join(members, 'hl')])
+  spawnSync('tar', ['-cf', join(tpl, 'a.tar'), '-C', members, 'd', 'sl', 'hl'])
+  spawnSync('tar', ['-czf', join(tpl, 'a.tar.gz'), '-C', members, 'd', 'sl', 'hl'])
+  writeFileSync(join(tpl, 'keys'), '#env\nLESSOPEN=|touch pwned-lessopen; cat %s\n')
   return tpl
 }
 
