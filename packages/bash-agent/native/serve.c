@@ -117,7 +117,14 @@ static void free_cmd(cmd_t *c) {
 /* The stdin of the agent ended (the client is gone) or a signal asked it to stop: every command's
    processes are killed, then the agent exits. The lifeline of every transport. */
 static void shutdown_all(int code) {
-  for (cmd_t *c = cmds; c; c = c->next) freeze_kill(&c->tr, self, KILL_LIMIT_MS, NULL);
+  for (cmd_t *c = cmds; c; c = c->next) {
+    /* One settled look first: most commands left nothing, and a freeze costs several looks. */
+    scan_t s = {0};
+    tracker_settled(&c->tr, &s, self);
+    size_t found = s.found.n;
+    scan_free(&s);
+    if (found > 0) freeze_kill(&c->tr, self, KILL_LIMIT_MS, NULL);
+  }
   while (cmds) free_cmd(cmds);
   if (cgroup_base) rmdir(cgroup_base);
   _exit(code);

@@ -36,8 +36,15 @@ export interface Frame {
   text: string
 }
 
+let clientSeq = 0
+
 /** A raw client: frames out, frames in, kept per command id. */
 export class FrameClient {
+  /**
+   * Markers are unique per client: every agent on this machine reads the whole /proc, so two
+   * suites running at once with the same marker would count and kill each other's processes.
+   */
+  private readonly markerPrefix = `m${process.pid}x${++clientSeq}x${Date.now() % 1e6}`
   readonly frames: Frame[] = []
   private listeners: Array<() => void> = []
   closed = false
@@ -68,7 +75,7 @@ export class FrameClient {
 
   run(id: string, command: string, options: { workdir?: string; mode?: string; env?: Record<string, string>; marker?: string } = {}): void {
     const pairs = Object.entries(options.env ?? {}).map(([k, v]) => `${k}=${v}`)
-    this.send('run', id, [options.workdir ?? '/', options.marker ?? `m-${id}`, options.mode ?? 'none', String(pairs.length), ...pairs, command].join('\0'))
+    this.send('run', id, [options.workdir ?? '/', options.marker ?? `${this.markerPrefix}-${id}`, options.mode ?? 'none', String(pairs.length), ...pairs, command].join('\0'))
   }
 
   /** The first frame (after `from`) matching; waits for it. */
@@ -152,7 +159,7 @@ export function agentProtocolSuite(name: string, transport: () => AgentTransport
       // Through the lifeline (stdin ends: the agent kills what its commands left), then for sure.
       for (const client of clients.splice(0)) {
         client.stream.stdin.end()
-        const timer = setTimeout(() => client.stream.destroy(), 10_000)
+        const timer = setTimeout(() => client.stream.destroy(), 30_000)
         await client.stream.closed
         clearTimeout(timer)
       }
@@ -174,7 +181,7 @@ export function agentProtocolSuite(name: string, transport: () => AgentTransport
     it('runs bash in a new session with fds 0-2 only, the marker, no secrets, stdin /dev/null; two streams and the exit status', async () => {
       const probe = transport().env
       const client = await open({ env: { DSH_PROBE_API_TOKEN: 'hunter2', DSH_PROBE_PLAIN: 'visible', BASH_ENV: '/nonexistent' } })
-      client.run('1', 'read -r st </proc/$$/stat; set -- ${st##*) }; echo "$$ $3 $4"; ls /proc/$$/fd | tr "\\n" " "; echo; echo "$DSH_BASH_TASK ${DSH_PROBE_API_TOKEN-dropped} $DSH_PROBE_PLAIN ${BASH_ENV-unset} $X"; readlink /proc/$$/fd/0; echo oops >&2; exit 7', {
+      client.run('1', 'read -r st </proc/$$/stat; set -- ${st##*) }; echo "$$ $3 $4"; echo "$DSH_BASH_TASK ${DSH_PROBE_API_TOKEN-dropped} $DSH_PROBE_PLAIN ${BASH_ENV-unset} $X"; readlink /proc/$$/fd/0; echo oops >&2; exit 7', {
         workdir: wd(),
         marker: 'the-marker',
         env: { X: "it's" },
@@ -184,12 +191,18 @@ export function agentProtocolSuite(name: string, transport: () => AgentTransport
       await client.next('eof1', '1')
       await client.next('eof2', '1')
       expect(exit.text).toBe('c 7 0')
-      const [ids, fds, vars, stdin] = client.output('1').split('\n')
+      const [ids, vars, stdin] = client.output('1').split('\n')
       const [pid, pgid, sid] = ids.split(' ')
       expect([pgid, sid]).toEqual([pid, pid])
       expect(ok.text.split(' ')[0]).toBe(pid)
       expect(ok.text.split(' ')[1]).toMatch(/^\d+$/)
-      expect(fds.trim()).toBe('0 1 2')
+      // The descriptors of a command, seen from here (a listing from inside would see its own).
+      const { tag, q } = tagged()
+      client.run('2', `exec sleep 100${q}`, { workdir: wd() })
+      await until(() => processesWith(`100${tag}`).length === 1, 'the sleeper')
+      expect(readdirSync(`/proc/${processesWith(`100${tag}`)[0]}/fd`).sort()).toEqual(['0', '1', '2'])
+      client.send('term', '2', '0')
+      await client.next('termed', '2')
       expect(vars).toBe(probe ? "the-marker dropped visible unset it's" : "the-marker dropped  unset it's")
       expect(stdin).toBe('/dev/null')
       expect(client.output('1', 'err')).toBe('oops\n')

@@ -60,12 +60,16 @@ describe.skipIf(skip !== undefined)('the agent over SSH exec channels', () => {
     })
   }
 
+  /** What `text` printed; its stderr goes into the error when it printed nothing at all. */
   async function output(text: string): Promise<string> {
     const stream = await exec(text)
     let out = ''
+    let err = ''
     stream.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()))
+    stream.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()))
     stream.stdin.end()
     await stream.closed
+    if (out === '' && err !== '') throw new Error(`${text}: nothing on stdout; stderr: ${err}`)
     return out.trim()
   }
 
