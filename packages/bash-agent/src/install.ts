@@ -1,4 +1,5 @@
 import type { Readable, Writable } from 'node:stream'
+import { finished } from 'node:stream/promises'
 import { readScript } from '@deepseek-ai/dsh-bash-kit'
 import { AGENT_ARCHES, type AgentArch, type AgentBinary, agentArchOf, findAgentBinary } from './binary.js'
 import { agentErrors } from './errors.js'
@@ -95,7 +96,9 @@ export function runInstall(stream: InstallStream, where: string): Promise<string
         }
       }
     })
-    void stream.closed.then(() => {
+    // Over when the exec is closed and its output read to the end (a close can be seen before the
+    // last bytes are delivered).
+    void Promise.all([stream.closed, finished(stream.stdout).catch(() => undefined)]).then(() => {
       const why = err.trim().split('\n').filter(Boolean).at(-1)
       settle(agentErrors.install(where, why ? `the installation ended early: ${why}` : 'the installation ended early'))
     })

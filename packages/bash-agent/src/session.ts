@@ -1,4 +1,5 @@
 import type { Readable, Writable } from 'node:stream'
+import { finished } from 'node:stream/promises'
 import { AGENT_PROTOCOL_VERSION, AGENT_PROCESS_NAME } from './binary.js'
 import type { AgentErrors } from './errors.js'
 import { encodeFrame, FrameReader } from './frames.js'
@@ -117,7 +118,8 @@ export abstract class AgentSession {
       preambleBytes,
     )
     agent.stdout.on('data', (chunk: Buffer) => reader.push(chunk))
-    void agent.closed.then(() => {
+    // Lost once the transport is closed and every frame it delivered was read.
+    void Promise.all([agent.closed, finished(agent.stdout).catch(() => undefined)]).then(() => {
       const why = this.agentStderr.trim()
       this.markLost(why ? `${this.lostMessage()}: ${why.split('\n').slice(-3).join(' ')}` : this.lostMessage())
     })

@@ -6,6 +6,7 @@
  * ours), found by a tag in their command lines.
  */
 import { readdirSync, readFileSync } from 'node:fs'
+import { finished } from 'node:stream/promises'
 import { afterEach, describe, expect, it } from 'vitest'
 import { type AgentStream, encodeFrame, FrameReader } from '../src/index.js'
 
@@ -63,7 +64,7 @@ export class FrameClient {
     )
     stream.stdout.on('data', (chunk: Buffer) => reader.push(chunk))
     stream.stderr.on('data', (chunk: Buffer) => (this.stderr += chunk.toString('utf8')))
-    void stream.closed.then(() => {
+    void Promise.all([stream.closed, finished(stream.stdout).catch(() => undefined)]).then(() => {
       this.closed = true
       for (const listener of this.listeners.splice(0)) listener()
     })
@@ -268,6 +269,21 @@ export function agentProtocolSuite(name: string, transport: () => AgentTransport
       expect(processesWith(tag)).toEqual([])
     })
 
+    it('a client that stops reading stalls the output, never a kill', async () => {
+      const client = await open()
+      const { tag, q } = tagged()
+      client.run('1', `exec yes flood${q}`, { workdir: wd() })
+      await client.next('ok', '1')
+      await until(() => processesWith(`flood${tag}`).length === 1, 'the flood')
+      client.stream.stdout.pause()
+      // Long enough for every pipe and buffer between here and the agent to fill.
+      await new Promise((resolve) => setTimeout(resolve, 1_500))
+      client.send('term', '1', '100')
+      await until(() => processesWith(`flood${tag}`).length === 0, 'the flood killed while nobody reads')
+      client.stream.stdout.resume()
+      await client.next('termed', '1', 60_000)
+    })
+
     it('wait answers `empty` once the last process ends, and reports what it still sees meanwhile', async () => {
       const client = await open()
       const { tag, q } = tagged()
@@ -388,8 +404,9 @@ export function agentProtocolSuite(name: string, transport: () => AgentTransport
       for (let round = 1; !stranger; round++) {
         if (round > 5) throw new Error('no stranger got a freed group number in 5 rounds')
         if (round > 1) {
+          const before = client.frames.length
           client.send('term', '1', '0')
-          await client.next('termed', '1')
+          await client.next('termed', '1', 20_000, before)
           client.send('forget', '1')
         }
         const start = client.frames.length
@@ -410,10 +427,13 @@ export function agentProtocolSuite(name: string, transport: () => AgentTransport
           }
         }
       }
+      // Answers after these requests only: id 1 was used by every round.
+      let before = client.frames.length
       client.send('count', '1')
-      expect((await client.next('count', '1')).text).toBe('1')
+      expect((await client.next('count', '1', 20_000, before)).text).toBe('1')
+      before = client.frames.length
       client.send('term', '1', '100')
-      await client.next('termed', '1')
+      await client.next('termed', '1', 20_000, before)
       expect(processesWith(`${tag}1`)).toEqual([])
       expect(processesWith(`${tag}2`)).toHaveLength(1)
       client.send('term', stranger, '100')

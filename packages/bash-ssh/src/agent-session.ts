@@ -131,9 +131,12 @@ export class SshAgentSession extends AgentSession {
               reject(sshErrors.startFailed(`unexpected output from ${this.label} before the dsh-bash agent: ${JSON.stringify(head.subarray(0, 100).toString('utf8'))}`))
             }
           })
+          // The output ends with the channel's data (its `end`), never before the last byte.
+          channel.once('end', () => stdout.end())
+          channel.stderr.once('end', () => agentStderr.end())
           channel.once('close', () => {
-            stdout.end()
-            agentStderr.end()
+            if (!stdout.writableEnded) stdout.end()
+            if (!agentStderr.writableEnded) agentStderr.end()
             resolveClosed()
             if (settled) return
             settled = true

@@ -6,6 +6,7 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs'
 import { PassThrough } from 'node:stream'
+import { finished } from 'node:stream/promises'
 import ssh2 from 'ssh2'
 import { type AgentStream, agentArchOf, agentBinary, SSH_SERVE_SCRIPT, sshServeArgs } from '@deepseek-ai/dsh-bash-agent'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -55,7 +56,9 @@ describe.skipIf(skip !== undefined)('the agent over SSH exec channels', () => {
         channel.stderr.pipe(stderr)
         const closed = new Promise<void>((done) => channel.once('close', () => done()))
         channel.on('error', () => {})
-        resolve({ stdin: channel, stdout, stderr, closed, destroy: () => channel.close() })
+        const stream: AgentStream & { code?: unknown } = { stdin: channel, stdout, stderr, closed, destroy: () => channel.close() }
+        channel.once('exit', (code: unknown, signal: unknown) => (stream.code = signal ?? code))
+        resolve(stream)
       })
     })
   }
@@ -68,8 +71,9 @@ describe.skipIf(skip !== undefined)('the agent over SSH exec channels', () => {
     stream.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()))
     stream.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()))
     stream.stdin.end()
-    await stream.closed
-    if (out === '' && err !== '') throw new Error(`${text}: nothing on stdout; stderr: ${err}`)
+    // The output read to its end, not only the channel closed (the close can come first).
+    await Promise.all([stream.closed, finished(stream.stdout)])
+    if (out === '') throw new Error(`${text}: nothing on stdout (exit ${(stream as AgentStream & { code?: unknown }).code}); stderr: ${JSON.stringify(err)}`)
     return out.trim()
   }
 
