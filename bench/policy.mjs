@@ -7,14 +7,15 @@ const iterations = Number(process.argv[2] ?? 2000)
 const policyFile = new URL('../examples/policy.cautious.json', import.meta.url)
 const policy = parsePolicy(readFileSync(policyFile, 'utf8'), 'policy.cautious.json')
 
-// 20 simple commands: lists, a pipeline, a substitution, a wrapper, quoting, a redirection to /dev/null.
+// 20 simple commands: lists, a pipeline, a substitution (in backticks: outside the safe subset, so
+// the line asks; `$(date +%F)` would be allowed since issue 25), a wrapper, quoting, a redirection to /dev/null.
 const line = [
   'cd src',
   'ls -la | grep "\\.ts$" | sort | uniq -c | head -20',
   'cat package.json | jq .name',
   'git status --short',
   'git log --oneline -5',
-  'echo "today is $(date +%F)"',
+  'echo "today is `date +%F`"',
   'wc -l *.ts',
   'find . -name "*.test.ts" -type f',
   "rg -n 'TODO' --glob '!dist'",
@@ -26,7 +27,7 @@ const line = [
 
 // The same shape inside the safe subset (no substitution), so the subset check walks the whole tree
 // and the decision is allow: the worst case for the constructive check.
-const subsetLine = line.replace('echo "today is $(date +%F)"', 'echo "today is $HOME"').replace('cat package.json | jq .name', 'cat package.json | head -5')
+const subsetLine = line.replace('echo "today is `date +%F`"', 'echo "today is $HOME"').replace('cat package.json | jq .name', 'cat package.json | head -5')
 
 const t0 = process.hrtime.bigint()
 const parser = await loadParser()

@@ -494,7 +494,7 @@ static void control(const char *op, const char *id, char *payload, size_t len) {
     if (strcmp(op, "count") == 0) send_text("count", id, "0");
     else if (strcmp(op, "term") == 0) send_text("termed", id, "");
     else if (strcmp(op, "wait") == 0) send_text("empty", id, "");
-    else if (strcmp(op, "echo") == 0) send_text("echo", id, "none");
+    else if (strcmp(op, "modes") == 0) send_text("modes", id, "");
     else if (strcmp(op, "in") && strcmp(op, "eof") && strcmp(op, "size") && strcmp(op, "forget")) send_text("error", id, "unknown op");
     return;
   }
@@ -509,13 +509,14 @@ static void control(const char *op, const char *id, char *payload, size_t len) {
   } else if (strcmp(op, "size") == 0) {
     int cols, rows;
     if (c->pty && c->in_fd >= 0 && sscanf(payload, "%d %d", &cols, &rows) == 2 && cols > 0 && rows > 0) set_size(c->in_fd, cols, rows);
-  } else if (strcmp(op, "echo") == 0) {
-    /* The terminal's ECHO flag (tcgetattr on the master reads the slave's settings): off while a
-       program reads a secret (`read -s`, a password prompt). */
+  } else if (strcmp(op, "modes") == 0) {
+    /* The terminal's echo and line-mode flags in stty's words (`-echo icanon`), read with tcgetattr
+       on the master (a pty master's settings are its slave's): echo is off while a program reads a
+       secret. Empty without a terminal. */
     struct termios tio;
     int fd = c->in_fd >= 0 ? c->in_fd : c->out_fd;
-    if (!c->pty || fd < 0 || tcgetattr(fd, &tio) < 0) send_text("echo", id, "none");
-    else send_text("echo", id, (tio.c_lflag & ECHO) ? "on" : "off");
+    if (!c->pty || fd < 0 || tcgetattr(fd, &tio) < 0) send_text("modes", id, "");
+    else send_text("modes", id, (tio.c_lflag & ECHO) ? ((tio.c_lflag & ICANON) ? "echo icanon" : "echo -icanon") : ((tio.c_lflag & ICANON) ? "-echo icanon" : "-echo -icanon"));
   } else if (strcmp(op, "count") == 0) {
     char text[32];
     snprintf(text, sizeof text, "%zu", count_leftovers(c));

@@ -1,8 +1,8 @@
 import { constants } from 'node:os'
 import { PassThrough } from 'node:stream'
 import type { Logger } from 'cordis'
-import { type BashExecSpec, TERMINAL_COLS, TERMINAL_ROWS, TERMINAL_TERM } from '@deepseek-ai/dsh-bash'
-import { type ExitFacts, type LaunchedCommand, NON_INTERACTIVE_ENV } from '@deepseek-ai/dsh-bash-kit'
+import { type BashExecSpec, TERMINAL_COLS, TERMINAL_ENV, TERMINAL_ROWS, type TerminalModes } from '@deepseek-ai/dsh-bash'
+import { type ExitFacts, type LaunchedCommand, NON_INTERACTIVE_ENV, parseSttyModes } from '@deepseek-ai/dsh-bash-kit'
 import { EmptyWait, type EmptyWaitOptions } from './empty-wait.js'
 import { agentErrors } from './errors.js'
 import type { AgentSession, CommandSink } from './session.js'
@@ -24,14 +24,8 @@ export interface AgentLaunchOptions {
   wait?: AgentWaitOptions
 }
 
-/** A command started through an agent: the kit's LaunchedCommand, plus the terminal's echo state. */
-export interface AgentLaunchedCommand extends LaunchedCommand {
-  /**
-   * Interactive commands: whether the terminal echoes typed input (false while a program reads a
-   * secret: `read -s`, a password prompt); undefined when it cannot tell (no terminal, gone).
-   */
-  terminalEcho?(): Promise<boolean | undefined>
-}
+/** A command started through an agent: the kit's LaunchedCommand (with `terminalModes` for terminals). */
+export type AgentLaunchedCommand = LaunchedCommand
 
 /**
  * Starts one command through the session's agent (any transport). Resolves once the agent reports
@@ -42,9 +36,9 @@ export async function launchThroughAgent(session: AgentSession, spec: BashExecSp
   if (spec.command.includes('\0')) throw agentErrors.nulInCommand()
   if (spec.workdir.includes('\0')) throw agentErrors.nulInWorkdir()
   const terminal = spec.interactive === true
-  // A terminal gets a terminal's TERM; the other non-interactive defaults (no pager, no colour,
-  // no git prompt) stay: the model still reads text.
-  const env: Record<string, string> = { ...NON_INTERACTIVE_ENV, ...(terminal ? { TERM: TERMINAL_TERM } : {}), ...(spec.env ?? {}) }
+  // A terminal gets a terminal's TERM and the pagers' secure modes (TERMINAL_ENV); the other
+  // non-interactive defaults (no pager, no colour, no git prompt) stay: the model still reads text.
+  const env: Record<string, string> = { ...NON_INTERACTIVE_ENV, ...(terminal ? TERMINAL_ENV : {}), ...(spec.env ?? {}) }
   for (const [name, value] of Object.entries(env)) if (value.includes('\0') || name.includes('\0')) throw agentErrors.nulInEnv(name)
   const pairs = Object.entries(env).map(([k, v]) => `${k}=${v}`)
   const hasStdin = !terminal && spec.stdin !== undefined
@@ -68,7 +62,7 @@ export async function launchThroughAgent(session: AgentSession, spec: BashExecSp
   return command
 }
 
-type Answer = 'count' | 'termed' | 'empty' | 'echo'
+type Answer = 'count' | 'termed' | 'empty' | 'modes'
 
 class AgentCommand implements AgentLaunchedCommand, CommandSink {
   readonly stdout = new PassThrough()
@@ -117,7 +111,7 @@ class AgentCommand implements AgentLaunchedCommand, CommandSink {
     else {
       this.write = undefined
       this.resize = undefined
-      this.terminalEcho = undefined
+      this.terminalModes = undefined
     }
   }
 
@@ -140,10 +134,14 @@ class AgentCommand implements AgentLaunchedCommand, CommandSink {
     this.session.send('size', this.id, `${Math.max(1, Math.floor(cols))} ${Math.max(1, Math.floor(rows))}`)
   }
 
-  terminalEcho?: () => Promise<boolean | undefined> = async () => {
+  /**
+   * The terminal's modes (terminal only): the agent reads them on the pty master (`modes` frame,
+   * stty's words); undefined once the terminal is closed or the session gone.
+   */
+  terminalModes?: () => Promise<TerminalModes | undefined> = async () => {
     if (this.stdoutEnded) return undefined
-    const answer = await this.control('echo', 'echo')
-    return answer === 'on' ? true : answer === 'off' ? false : undefined
+    const answer = await this.control('modes', 'modes')
+    return answer === undefined || answer === '' ? undefined : parseSttyModes(answer)
   }
 
   onFrame(op: string, payload: Buffer): void {
@@ -185,7 +183,7 @@ class AgentCommand implements AgentLaunchedCommand, CommandSink {
       case 'count':
       case 'termed':
       case 'empty':
-      case 'echo':
+      case 'modes':
         this.waiters.get(op)?.shift()?.(payload.toString('latin1'))
         return
       default:
@@ -229,7 +227,7 @@ class AgentCommand implements AgentLaunchedCommand, CommandSink {
   }
 
   /** One request; resolves with the answer's payload, or undefined when the session is gone. */
-  private control(op: 'count' | 'term' | 'wait' | 'echo', answer: Answer, payload = ''): Promise<string | undefined> {
+  private control(op: 'count' | 'term' | 'wait' | 'modes', answer: Answer, payload = ''): Promise<string | undefined> {
     if (this.lost || this.released) return Promise.resolve(undefined)
     return new Promise((resolve) => {
       const queue = this.waiters.get(answer) ?? []

@@ -5,7 +5,7 @@
  * (native/, `agentBinary`) to the far side (install.ts), starts `agent serve` there, and hands its
  * stdin/stdout to an `AgentSession` subclass (session.ts); `launchThroughAgent` (command.ts) is the
  * kit's LaunchedCommand over that session: `run`, output frames, exit, `count`, `term`, `wait`
- * (EmptyWait, empty-wait.ts), `forget`, and for terminals `in`, `size`, `echo`. The protocol is
+ * (EmptyWait, empty-wait.ts), `forget`, and for terminals `in`, `size`, `modes`. The protocol is
  * docs/agent-protocol.md; the agent's own rules (group claim, settled scans, freeze-then-kill,
  * lifeline) are in native/*.c.
  */

@@ -303,21 +303,21 @@ export function agentProtocolSuite(name: string, transport: () => AgentTransport
       expect(processesWith(tag)).toEqual([])
     })
 
-    it('an interactive command gets a terminal: its controlling tty, the size, resize, input, and the echo flag', async () => {
+    it('an interactive command gets a terminal: its controlling tty, the size, resize, input, and its modes', async () => {
       const client = await open()
       client.run('1', 'tty >/dev/null && echo tty-ok; stty size; read -r line; echo "got $line"; stty size; read -rs secret; echo "secret ${#secret}"; exit 3', { workdir: wd(), mode: 'pty,100,30' })
       await client.outputContaining('1', '30 100')
-      client.send('echo', '1')
-      expect((await client.next('echo', '1')).text).toBe('on')
+      client.send('modes', '1')
+      expect((await client.next('modes', '1')).text).toBe('echo icanon')
       client.send('size', '1', '90 20')
       client.send('in', '1', 'hello\r')
       await client.outputContaining('1', '20 90')
-      // `read -s` turns echo off while it waits.
+      // `read -s` turns echo off while it waits (line mode stays).
       for (let i = 0; ; i++) {
         const before = client.frames.length
-        client.send('echo', '1')
-        const answer = await client.next('echo', '1', 20_000, before)
-        if (answer.text === 'off') break
+        client.send('modes', '1')
+        const answer = await client.next('modes', '1', 20_000, before)
+        if (answer.text === '-echo icanon') break
         if (i > 200) throw new Error('echo never went off under read -s')
         await new Promise((resolve) => setTimeout(resolve, 20))
       }
@@ -326,12 +326,24 @@ export function agentProtocolSuite(name: string, transport: () => AgentTransport
       await client.outputContaining('1', 'secret 7')
       expect(client.output('1')).toContain('tty-ok')
       expect(client.output('1')).toContain('got hello')
+      // `read -e` (readline) puts the terminal in raw mode, without echo (it echoes itself), while it reads.
+      client.run('3', "read -e -p 'Line: ' x; echo \"[$x]\"", { workdir: wd(), mode: 'pty,80,24' })
+      await client.outputContaining('3', 'Line: ')
+      for (let i = 0; ; i++) {
+        const before = client.frames.length
+        client.send('modes', '3')
+        if ((await client.next('modes', '3', 20_000, before)).text === '-echo -icanon') break
+        if (i > 200) throw new Error('read -e never made the terminal raw')
+        await new Promise((resolve) => setTimeout(resolve, 20))
+      }
+      client.send('in', '3', 'typed\r')
+      await client.outputContaining('3', '[typed]')
       expect(client.output('1')).not.toContain('hunter2')
       expect(client.frames.some((f) => f.op === 'err' && f.id === '1')).toBe(false)
       client.run('2', 'true', { workdir: wd() })
       await client.next('exit', '2')
-      client.send('echo', '2')
-      expect((await client.next('echo', '2')).text).toBe('none')
+      client.send('modes', '2')
+      expect((await client.next('modes', '2')).text).toBe('')
     })
 
     it('when its stdin ends (the near side is gone) it kills every command, escapees included, and exits', async () => {

@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream'
-import { BASH_ERROR, codedError, type CollectedOutput, type SandboxFacts } from '@deepseek-ai/dsh-bash'
+import { BASH_ERROR, codedError, type CollectedOutput, type SandboxFacts, type TerminalModes } from '@deepseek-ai/dsh-bash'
 import type { ExitFacts, LaunchedCommand } from './launched.js'
 
 /**
@@ -7,7 +7,7 @@ import type { ExitFacts, LaunchedCommand } from './launched.js'
  * wrapper (the local executor's cleanup, the sandbox's reading of bwrap) extends it and overrides
  * only what it changes, so a member added to `LaunchedCommand` is passed on by every wrapper at
  * once instead of being forgotten by one. Optional members of `inner` stay optional in effect:
- * `sandboxFacts`/`lostReason` give undefined, `terminal` false, `resize` nothing and `write` a
+ * `sandboxFacts`/`lostReason`/`terminalModes` give undefined, `terminal` false, `resize` nothing and `write` a
  * rejection when `inner` has none.
  */
 export class DelegatingCommand implements LaunchedCommand {
@@ -61,5 +61,9 @@ export class DelegatingCommand implements LaunchedCommand {
 
   resize(cols: number, rows: number): void {
     this.inner.resize?.(cols, rows)
+  }
+
+  terminalModes(): Promise<TerminalModes | undefined> {
+    return this.inner.terminalModes ? this.inner.terminalModes() : Promise.resolve(undefined)
   }
 }

@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream'
-import type { CollectedOutput, SandboxFacts } from '@deepseek-ai/dsh-bash'
+import type { CollectedOutput, SandboxFacts, TerminalModes } from '@deepseek-ai/dsh-bash'
 
 /**
  * Who a launch is for, handed to `ProcessExecutor.launch`: backends read these fields instead of
@@ -73,4 +73,11 @@ export interface LaunchedCommand {
   write?(data: Uint8Array): Promise<void>
   /** Interactive launches only, optional: sets the terminal size (the program gets SIGWINCH). */
   resize?(cols: number, rows: number): void
+  /**
+   * Interactive launches only, optional: the terminal's modes now (echo, line mode), read from the
+   * terminal the program sees (its termios; the master's settings are the slave's). Undefined when
+   * the backend cannot tell (the read failed, no tool to read it on the other side, the terminal
+   * already closed); never a guess. Never rejects. Absent: the backend cannot tell at all.
+   */
+  terminalModes?(): Promise<TerminalModes | undefined>
 }

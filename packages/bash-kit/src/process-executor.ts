@@ -11,6 +11,7 @@ import {
   type BashTaskRead,
   type CollectedOutput,
   type SandboxFacts,
+  type TerminalModes,
   unknownTaskError,
   BASH_ERROR,
   codedError,
@@ -442,6 +443,24 @@ export abstract class ProcessExecutor extends BashExecutor {
     if (!launched.resize) throw codedError(BASH_ERROR.invalidRequest, `task ${id}: this executor cannot resize its terminal`)
     launched.resize(cols, rows)
     entry.terminal!.resize(cols, rows)
+  }
+
+  /**
+   * The terminal's modes of a running interactive task, from the backend (`LaunchedCommand.terminalModes`);
+   * undefined when the backend cannot tell. Same errors as `write`.
+   */
+  async terminalModes(id: string): Promise<TerminalModes | undefined> {
+    const self = unproxied(this)
+    if (self !== this) return self.terminalModes(id)
+    const entry = this._interactiveEntry(id)
+    const launched = await this._liveTerminal(entry)
+    if (!launched.terminalModes) return undefined
+    try {
+      return await launched.terminalModes()
+    } catch {
+      // A backend that broke its "never rejects": it could not tell.
+      return undefined
+    }
   }
 
   /** Kills every running task and foreground command, waits until they are gone, removes spill files. */

@@ -19,7 +19,12 @@ function recorder(terminal: boolean): { command: LaunchedCommand; calls: string[
     sandboxFacts: () => (calls.push('sandboxFacts'), { mode: 'read-only', accessDenied: false, escalations: [] }),
     lostReason: () => (calls.push('lostReason'), 'gone'),
     ...(terminal
-      ? { terminal: true, write: async (data: Uint8Array) => void calls.push(`write ${data.length}`), resize: (c: number, r: number) => void calls.push(`resize ${c}x${r}`) }
+      ? {
+          terminal: true,
+          write: async (data: Uint8Array) => void calls.push(`write ${data.length}`),
+          resize: (c: number, r: number) => void calls.push(`resize ${c}x${r}`),
+          terminalModes: async () => (calls.push('terminalModes'), { echo: false, canonical: true }),
+        }
       : {}),
   }
   return { command, calls }
@@ -41,18 +46,20 @@ describe('DelegatingCommand', () => {
     expect(wrapped.terminal).toBe(true)
     await wrapped.write(new Uint8Array(3))
     wrapped.resize(80, 24)
-    expect(calls).toEqual(['countLeftovers', 'terminate 7', 'whenEmpty', 'release', 'sandboxFacts', 'lostReason', 'write 3', 'resize 80x24'])
+    expect(await wrapped.terminalModes()).toEqual({ echo: false, canonical: true })
+    expect(calls).toEqual(['countLeftovers', 'terminate 7', 'whenEmpty', 'release', 'sandboxFacts', 'lostReason', 'write 3', 'resize 80x24', 'terminalModes'])
     // Every member the interface declares is one the wrapper has (a new member must be added here too).
-    const members = ['stdout', 'stderr', 'exited', 'countLeftovers', 'terminate', 'whenEmpty', 'release', 'sandboxFacts', 'lostReason', 'terminal', 'write', 'resize']
+    const members = ['stdout', 'stderr', 'exited', 'countLeftovers', 'terminate', 'whenEmpty', 'release', 'sandboxFacts', 'lostReason', 'terminal', 'write', 'resize', 'terminalModes']
     expect(members.filter((name) => !(name in wrapped))).toEqual([])
     expect(Object.keys(command).sort()).toEqual([...members].sort())
   })
 
-  it('an inner command without a terminal: no terminal, write rejects with a code, resize does nothing', async () => {
+  it('an inner command without a terminal: no terminal, write rejects with a code, resize does nothing, no modes', async () => {
     const { command } = recorder(false)
     const wrapped = new DelegatingCommand(command)
     expect(wrapped.terminal).toBe(false)
     await expect(wrapped.write(new Uint8Array(1))).rejects.toMatchObject({ code: 'DSH_TASK_NOT_INTERACTIVE', message: 'this command has no terminal' })
     expect(() => wrapped.resize(1, 1)).not.toThrow()
+    expect(await wrapped.terminalModes()).toBeUndefined()
   })
 })

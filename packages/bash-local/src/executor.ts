@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { closeSync, rmSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import type { Context } from 'cordis'
-import { BASH_ERROR, type BashExecSpec, codedError, messageOf, TERMINAL_TERM } from '@deepseek-ai/dsh-bash'
+import { BASH_ERROR, type BashExecSpec, codedError, messageOf, TERMINAL_ENV, TERMINAL_TERM } from '@deepseek-ai/dsh-bash'
 import {
   BASH_ENV_NEXT_VARIABLE as BASH_ENV_NEXT,
   buildEnvironment,
@@ -171,7 +171,8 @@ export class LocalExecutor extends ProcessExecutor {
     // The scrubbed inherited environment is computed once per executor (at its first command):
     // rebuilding it per call cost a measurable share of a `true` call.
     this.inheritedEnv ??= buildEnvironment(process.env, { secretPatterns: this.config.secretEnvPatterns })
-    const env: Record<string, string> = { ...this.inheritedEnv, ...spec.env }
+    // An interactive task also gets the terminal's TERM and the pagers' secure modes (TERMINAL_ENV).
+    const env: Record<string, string> = { ...this.inheritedEnv, ...(spec.interactive ? TERMINAL_ENV : {}), ...spec.env }
     // …but not over the executor's own control variables: a caller's BASH_ENV or marker must not
     // switch off containment (the command would escape its cgroup and survive every kill).
     Object.assign(env, tracker.env)
@@ -202,7 +203,7 @@ export class LocalExecutor extends ProcessExecutor {
       extraFds: line.extraFds,
     }
     const launching = spec.interactive
-      ? spawnPtyPlan(plan, this.setsidPath())
+      ? spawnPtyPlan(plan, this.setsidPath(), this.sttyPath())
       : this.takePipes().then((pipes) => {
           const full = { ...plan, pipes }
           return this.helper && LauncherHelper.canUse(full) ? this.helper.launch(full) : spawnPlan(full)
@@ -255,6 +256,17 @@ export class LocalExecutor extends ProcessExecutor {
       throw codedError(BASH_ERROR.startFailed, 'interactive commands need the setsid program (util-linux), which was not found in PATH')
     }
     return this.setsid
+  }
+
+  private stty?: string | null
+
+  /**
+   * coreutils `stty`, which reads an interactive task's terminal modes (pty.ts); null when it is
+   * not in PATH: the modes are then unknown (`terminalModes` answers undefined), nothing fails.
+   */
+  private sttyPath(): string | undefined {
+    if (this.stty === undefined) this.stty = findExecutableOrUndefined('stty') ?? null
+    return this.stty ?? undefined
   }
 
   protected async disposeBackend(): Promise<void> {

@@ -3,9 +3,10 @@ import { closeSync, constants, openSync, readSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { PassThrough, Readable } from 'node:stream'
 import { ReadStream } from 'node:tty'
-import { BASH_ERROR, codedError, messageOf, TERMINAL_COLS, TERMINAL_ROWS } from '@deepseek-ai/dsh-bash'
+import { BASH_ERROR, codedError, messageOf, TERMINAL_COLS, TERMINAL_ROWS, type TerminalModes } from '@deepseek-ai/dsh-bash'
 import type { LaunchedCommand } from '@deepseek-ai/dsh-bash-kit'
 import { childMain, closeFds, type LaunchPlan, LocalCommand, releasePlan } from './launch.js'
+import { readTerminalModes } from './terminal-modes.js'
 
 /**
  * Interactive launches: the plan runs with a pseudo-terminal as fds 0-2 and as its controlling
@@ -65,8 +66,11 @@ function loadNative(): NativePty {
   return nativePty
 }
 
-/** Spawns `plan` in a new pseudo-terminal (120x40); `setsid` is the absolute path of util-linux setsid. */
-export function spawnPtyPlan(plan: LaunchPlan, setsid: string): Promise<LaunchedCommand> {
+/**
+ * Spawns `plan` in a new pseudo-terminal (120x40); `setsid` is the absolute path of util-linux
+ * setsid, `stty` that of stty (undefined: the terminal's modes cannot be read, see terminalModes).
+ */
+export function spawnPtyPlan(plan: LaunchPlan, setsid: string, stty?: string): Promise<LaunchedCommand> {
   const extraFds = plan.extraFds ?? []
   let master: number | undefined
   let slave: number | undefined
@@ -105,7 +109,7 @@ export function spawnPtyPlan(plan: LaunchPlan, setsid: string): Promise<Launched
     child.once('spawn', () => {
       child.removeAllListeners('error')
       child.on('error', () => {})
-      resolve(new PtyCommand(child, plan, terminal, fds))
+      resolve(new PtyCommand(child, plan, terminal, fds, stty))
     })
   })
 }
@@ -120,6 +124,7 @@ class PtyCommand extends LocalCommand {
     plan: LaunchPlan,
     private readonly master: ReadStream,
     private readonly fds: { master: number; slave: number },
+    private readonly stty: string | undefined,
   ) {
     const stdout = new PassThrough()
     // A terminal merges stdout and stderr: the task's stderr is an empty stream.
@@ -146,6 +151,12 @@ class PtyCommand extends LocalCommand {
 
   resize(cols: number, rows: number): void {
     if (!this.closed) loadNative().resize(this.fds.master, cols, rows)
+  }
+
+  /** Read through the slave descriptor this process holds (see readTerminalModes). */
+  terminalModes(): Promise<TerminalModes | undefined> {
+    if (this.closed) return Promise.resolve(undefined)
+    return readTerminalModes(this.stty, this.fds.slave)
   }
 
   release(): void {

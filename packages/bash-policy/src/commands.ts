@@ -21,9 +21,18 @@ export interface Inspection {
 
 type Inspector = (words: Word[], out: Inspection) => void
 
+/**
+ * Programs whose every glob argument that starts with a plain character stays an operand: it
+ * cannot expand to an option (`src/*.ts` only yields names starting `src/`), nor to `(`, `!` or
+ * `;` in find's expression, and neither program reads an operand as a script (sed and awk do).
+ */
+const OPERAND_GLOBS = new Set(['find', 'rg'])
+
 function computed(name: string, words: readonly Word[], out: Inspection): void {
-  // A glob is computed too: `find *` in a directory holding a file named `-delete` deletes.
-  const word = words.slice(1).find((w) => !w.literal || w.glob)
+  // A glob is computed too: `find *` in a directory holding a file named `-delete` deletes. Not
+  // `~` (HOME could start with `-`) nor a pattern character first.
+  const operand = (w: Word) => OPERAND_GLOBS.has(name) && w.literal && /^[A-Za-z0-9_./]/.test(w.text)
+  const word = words.slice(1).find((w) => !w.literal || (w.glob && !operand(w)))
   if (word) out.flags.push(`${name} argument ${word.source} is computed at run time and could be an option`)
 }
 

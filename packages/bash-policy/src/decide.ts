@@ -2,7 +2,7 @@ import type { Parser } from 'web-tree-sitter'
 import { extract, type CommandFinding, type Finding } from './extract.js'
 import { compilePattern, matchPattern, type MatchResult, type Pattern } from './match.js'
 import { loadParser } from './parser.js'
-import type { Decision, Policy } from './types.js'
+import type { DecideOptions, Decision, Policy } from './types.js'
 
 /** A rule list indexed by the pattern's first word, so a command only meets rules for its name. */
 interface RuleList {
@@ -15,6 +15,7 @@ interface Compiled {
   deny: RuleList
   ask: RuleList
   allow: RuleList
+  interactive: RuleList
 }
 
 const compiled = new WeakMap<Policy, Compiled>()
@@ -22,7 +23,8 @@ const compiled = new WeakMap<Policy, Compiled>()
 function compile(policy: Policy): Compiled {
   let entry = compiled.get(policy)
   if (!entry) {
-    entry = { deny: index(policy.deny), ask: index(policy.ask), allow: index(policy.allow) }
+    // `?? []`: a policy object made by hand before `interactive` existed still works (and asks).
+    entry = { deny: index(policy.deny), ask: index(policy.ask), allow: index(policy.allow), interactive: index(policy.interactive ?? []) }
     compiled.set(policy, entry)
   }
   return entry
@@ -56,15 +58,17 @@ export const messages = {
   askByDefault: (command: string) => `command needs approval (no rule allows it): ${command}`,
   askRedirect: (target: string, command: string) => `command needs approval (output redirected to ${target}): ${command}`,
   askFlag: (why: string, command: string) => `command needs approval (${why}): ${command}`,
+  askInteractive: (command: string) => `command needs approval (interactive: no "interactive" rule allows it): ${command}`,
   uncertain: (why: string) => `command needs approval (could not be parsed with certainty: ${why})`,
   outside: (why: string) => `command needs approval (outside the safe subset: ${why})`,
 }
 
 /**
  * Decides a command line under a policy: `deny` if any command in it is denied, else `ask` if any
- * needs approval (or anything could not be read with certainty), else `allow`.
+ * needs approval (or anything could not be read with certainty), else `allow`. With
+ * `{interactive: true}` an allowed line also needs an `interactive` rule for each of its commands.
  */
-export async function decide(policy: Policy, command: string): Promise<Decision> {
+export async function decide(policy: Policy, command: string, options: DecideOptions = {}): Promise<Decision> {
   if (typeof command !== 'string') return { kind: 'ask', reason: messages.uncertain('the command is not a string') }
   // bash cannot receive a NUL in its script; what it would run instead is anybody's guess.
   if (command.includes('\0')) return { kind: 'ask', reason: messages.uncertain('the command contains a NUL character') }
@@ -78,35 +82,52 @@ export async function decide(policy: Policy, command: string): Promise<Decision>
   } catch (error) {
     return { kind: 'ask', reason: messages.uncertain(`the bash parser could not be loaded: ${(error as Error).message}`) }
   }
-  return decideParsed(policy, extract(parser, command, policy.maxCommands))
+  return decideParsed(policy, extract(parser, command, policy.maxCommands), options.interactive === true)
 }
 
 /**
  * Deny wins; then the first ask in reading order; then, if anything is outside the safe subset,
- * ask for that — whatever `default` says, because only the subset is proven harmless.
+ * ask for that — whatever `default` says, because only the subset is proven harmless. Every ask is
+ * kept (`reasons`): a person approving the line must see each command that needs it, not the first.
  */
-function decideParsed(policy: Policy, findings: Finding[]): Decision {
+function decideParsed(policy: Policy, findings: Finding[], interactive: boolean): Decision {
   const rules = compile(policy)
-  let ask: Decision | undefined
-  let outside: Decision | undefined
+  let first: Decision | undefined
+  const asks: string[] = []
+  const outside: string[] = []
   for (const finding of findings) {
     if (finding.kind === 'outside') {
-      outside ??= { kind: 'ask', reason: messages.outside(finding.why) }
+      outside.push(messages.outside(finding.why))
       continue
     }
-    const decision = judge(policy, rules, finding)
+    let decision = judge(policy, rules, finding)
     if (decision.kind === 'deny') return decision
-    if (decision.kind === 'ask') ask ??= decision
+    // Keystrokes reach every program of an interactive line unchecked: each one, wrappers included
+    // (`env -i less` would drop LESSSECURE), needs a rule that says so.
+    if (decision.kind === 'allow' && interactive && finding.kind === 'command' && finding.words.length > 0) {
+      if (firstMatch(rules.interactive, finding, 'allow').result !== 'yes') {
+        decision = { kind: 'ask', reason: messages.askInteractive(finding.display), command: finding.display }
+      }
+    }
+    if (decision.kind === 'ask') {
+      first ??= decision
+      asks.push(decision.reason!)
+    }
   }
-  return ask ?? outside ?? { kind: 'allow' }
+  const reasons = [...new Set([...asks, ...outside])]
+  if (!reasons.length) return { kind: 'allow' }
+  return { ...(first ?? { kind: 'ask', reason: reasons[0] }), reasons }
 }
 
+/** The first rule matching any spelling of the command (`git --no-pager log` is also `git log`). */
 function firstMatch(list: RuleList, finding: CommandFinding, mode: 'allow' | 'restrict'): { result: MatchResult; rule?: string } {
   let maybe: string | undefined
-  for (const pattern of candidates(list, finding.words[0].text)) {
-    const result = matchPattern(pattern, finding.words, mode)
-    if (result === 'yes') return { result, rule: pattern.source }
-    if (result === 'maybe') maybe ??= pattern.source
+  for (const words of [finding.words, ...(finding.also ?? [])]) {
+    for (const pattern of candidates(list, words[0].text)) {
+      const result = matchPattern(pattern, words, mode)
+      if (result === 'yes') return { result, rule: pattern.source }
+      if (result === 'maybe') maybe ??= pattern.source
+    }
   }
   return maybe === undefined ? { result: 'no' } : { result: 'maybe', rule: maybe }
 }

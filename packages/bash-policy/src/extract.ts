@@ -2,10 +2,11 @@ import type { Parser } from 'web-tree-sitter'
 import { inspect } from './commands.js'
 import { isRiskyVariable } from './environment.js'
 import { ParseTimeout, parseScript, type SyntaxNode } from './parser.js'
-import { Uncertain, wordsOf, type Word } from './unquote.js'
+import { Uncertain, literalWord, wordsOf, type Word } from './unquote.js'
 import { REDIRECTS, heredocText, operatorOf, outputTargets } from './redirects.js'
 import { WRAPPERS, type Stdin } from './wrappers.js'
-import { Outside, checkCommandName, checkSubset } from './subset.js'
+import { Outside, checkCommandName, checkSubset, droppedDash } from './subset.js'
+import { gitWithoutGlobalOptions } from './git-options.js'
 
 /** A simple command found in the line, after wrappers were seen through. */
 export interface CommandFinding {
@@ -20,6 +21,11 @@ export interface CommandFinding {
   flags: string[]
   /** A wrapper seen through (`timeout 5 …`): only deny and ask rules apply to it. */
   transparent: boolean
+  /**
+   * The same command spelled otherwise, for rules only: `git --no-pager log` is also `git log`.
+   * Every rule list matches any spelling. Never a different command.
+   */
+  also?: Word[][]
 }
 
 /** Something the parser cannot read with certainty. */
@@ -79,12 +85,20 @@ export function extract(parser: Parser, text: string, maxCommands: number): Find
     else throw error
   }
   if (extractor.count > maxCommands) extractor.uncertain(`more than ${maxCommands} commands`)
+  // After a `cd`, `./x` is another directory's x than the one a rule for `./x` was written for.
+  if (extractor.changesDirectory && extractor.relativeName) extractor.outside(`the relative command name ${extractor.relativeName} in a line with cd`)
   return extractor.findings
 }
 
 class Extractor {
   readonly findings: Finding[] = []
   count = 0
+  /** A `cd` runs somewhere in the line (in any subshell or loop: it is not tracked where). */
+  changesDirectory = false
+  /** The first command name that is a relative path (`./x`, `bin/x`). */
+  relativeName: string | undefined
+  /** Commands whose last argument `-` the grammar dropped (see droppedDash). */
+  private readonly dashed = new Set<SyntaxNode>()
 
   constructor(
     private readonly parser: Parser,
@@ -261,6 +275,8 @@ class Extractor {
       }
     } else {
       const inner = { ...scope, redirects: [...scope.redirects, ...targets] }
+      const dashed = droppedDash(node, scope.src)
+      if (dashed) this.dashed.add(dashed)
       if (body.type === 'command') this.command(body, inner, node, this.stdinOf(redirects, scope.src))
       else this.walk(body, inner)
     }
@@ -325,6 +341,7 @@ class Extractor {
     let targets: string[] = []
     try {
       for (const group of adjacentGroups(parts)) words.push(...wordsOf(group, src))
+      if (this.dashed.has(node)) words.push(literalWord('-'))
       targets = [...scope.redirects, ...redirects.flatMap((redirect) => outputTargets(redirect, src))]
     } catch (error) {
       if (!(error instanceof Uncertain)) throw error
@@ -354,12 +371,16 @@ class Extractor {
     }
     const pathQualified = name.text.includes('/')
     const base = pathQualified ? name.text.slice(name.text.lastIndexOf('/') + 1) : name.text
+    if (!pathQualified && base === 'cd') this.changesDirectory = true
+    if (pathQualified && !name.text.startsWith('/')) this.relativeName ??= name.text
     this.subset(() => checkCommandName(words))
     const wrapper = WRAPPERS.get(base)
     const unwrapped = wrapper?.unwrap(words, info.stdin)
     if (wrapper && unwrapped && unwrapped.kind !== 'plain') {
       // A path-qualified wrapper (`./timeout`) may be anything: it needs a rule of its own.
       this.emit(words, info, [...info.flags, ...(unwrapped.flags ?? [])], wrapper.transparent && !pathQualified)
+      const shifting = unwrapped.kind === 'argv' ? wrapperArgument(words, unwrapped.words) : undefined
+      if (shifting) return this.uncertain(`the ${base} argument ${shifting.source} is computed at run time and could change what it runs`)
       switch (unwrapped.kind) {
         case 'uncertain':
           return this.uncertain(unwrapped.why)
@@ -372,7 +393,8 @@ class Extractor {
       }
     }
     const inspection = inspect(base, words)
-    this.emit(words, info, [...info.flags, ...(unwrapped?.flags ?? []), ...inspection.flags], false)
+    const also = base === 'git' ? gitWithoutGlobalOptions(words) : undefined
+    this.emit(words, info, [...info.flags, ...(unwrapped?.flags ?? []), ...inspection.flags], false, also && [also])
     for (const command of inspection.commands) {
       this.resolve(command, { display: displayWords(command), redirects: [], flags: [], stdin: undefined, depth: info.depth })
     }
@@ -385,8 +407,8 @@ class Extractor {
     this.script(words.map((word) => word.text).join(' '), info.depth + 1, info.redirects)
   }
 
-  private emit(words: Word[], info: Info, flags: string[], transparent: boolean): void {
-    this.findings.push({ kind: 'command', words, display: info.display, redirects: info.redirects, flags, transparent })
+  private emit(words: Word[], info: Info, flags: string[], transparent: boolean, also?: Word[][]): void {
+    this.findings.push({ kind: 'command', words, display: info.display, redirects: info.redirects, flags, transparent, ...(also && { also }) })
   }
 
   /** What a shell reading stdin would run: the heredoc or here-string of the command. */
@@ -410,6 +432,16 @@ class Extractor {
     }
     return stdin
   }
+}
+
+/**
+ * The first word of a wrapper's own part (its options and operands, before the command it runs)
+ * whose value is only known at run time. Such a word decides where the command starts: with
+ * `w='5 touch m'`, `timeout $w ls` runs `touch`; with `u=-u`, `env "$u" ls touch m` does too.
+ */
+function wrapperArgument(words: readonly Word[], command: readonly Word[]): Word | undefined {
+  const start = words.findIndex((word, i) => i > 0 && command.includes(word))
+  return words.slice(1, start < 0 ? undefined : start).find((word) => !word.literal || word.glob)
 }
 
 function assignedName(node: SyntaxNode, src: string): string | undefined {

@@ -1,4 +1,4 @@
-export type { Decision, DecisionKind, Policy } from './types.js'
+export type { DecideOptions, Decision, DecisionKind, Policy } from './types.js'
 export { decide, messages } from './decide.js'
 export { parsePolicy, loadPolicyFile, definePolicy, policySchema, PolicyError, POLICY_DEFAULTS, type PolicyInput } from './policy-file.js'
 export { compilePattern, matchPattern, type Pattern, type MatchResult } from './match.js'

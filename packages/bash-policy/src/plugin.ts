@@ -49,8 +49,12 @@ export const BashPolicy = {
         if (!policy) return { kind: 'deny', reason: `the bash policy could not be loaded: ${failure}` }
         const command = call.args.command
         if (typeof command !== 'string') return { kind: 'deny', reason: 'the bash policy found no command to check' }
-        const decision = await decide(policy, command)
-        return decision.kind === 'allow' ? { kind: 'allow' } : { kind: decision.kind, reason: decision.reason }
+        // An interactive task takes keystrokes nobody checks: it needs an `interactive` rule (decide.ts).
+        const decision = await decide(policy, command, { interactive: call.args.interactive === true })
+        if (decision.kind === 'allow') return { kind: 'allow' }
+        if (decision.kind === 'deny') return { kind: 'deny', reason: decision.reason }
+        // Every reason, so the person sees each command that needs approval, not only the first.
+        return { kind: 'ask', reason: decision.reason, reasons: decision.reasons }
       },
       { order: config.order ?? 0 },
     )

@@ -8,7 +8,7 @@ export { PolicyError }
 
 export const POLICY_DEFAULTS = { default: 'ask', maxCommands: 50, maxCommandBytes: 16384 } as const
 
-const KEYS = ['default', 'deny', 'ask', 'allow', 'maxCommands', 'maxCommandBytes', 'description'] as const
+const KEYS = ['default', 'deny', 'ask', 'allow', 'interactive', 'maxCommands', 'maxCommandBytes', 'description'] as const
 
 const patterns = z.array(z.string().refine((text) => text.trim().length > 0))
 const limit = z.number().int().positive()
@@ -18,6 +18,8 @@ export const policySchema = z.strictObject({
   deny: patterns.default([]),
   ask: patterns.default([]),
   allow: patterns.default([]),
+  /** Allowed commands that may also run as interactive tasks without asking (absent in older files: none). */
+  interactive: patterns.default([]),
   maxCommands: limit.default(POLICY_DEFAULTS.maxCommands),
   maxCommandBytes: limit.default(POLICY_DEFAULTS.maxCommandBytes),
   /** Free text for people reading the file. */
@@ -88,6 +90,7 @@ function freeze(data: z.output<typeof policySchema>): Policy {
     deny: Object.freeze([...data.deny]),
     ask: Object.freeze([...data.ask]),
     allow: Object.freeze([...data.allow]),
+    interactive: Object.freeze([...data.interactive]),
     maxCommands: data.maxCommands,
     maxCommandBytes: data.maxCommandBytes,
   })
@@ -104,6 +107,7 @@ function describeIssue(issue: z.core.$ZodIssue): string {
     case 'deny':
     case 'ask':
     case 'allow':
+    case 'interactive':
       return issue.code === 'custom' ? `"${key}" has an empty pattern` : `"${key}" must be a list of strings`
     case 'maxCommands':
     case 'maxCommandBytes':

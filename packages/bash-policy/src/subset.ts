@@ -44,6 +44,8 @@ const SINGLE_QUOTED = /^'[^']*'$/
 const ANSI_C = /^\$'(?:\\[\s\S]|[^\\'])*'$/
 /** A double-quoted string whose only expansions are `$NAME` and `${NAME}`; a `$` before a blank or the end is text. */
 const DOUBLE_QUOTED = /^"(?:\\[\s\S]|\$[A-Za-z_][A-Za-z0-9_]*|\$\{[A-Za-z_][A-Za-z0-9_]*\}|\$(?=[ \t\n"])|[^\\$`"])*"$/
+/** One double-quoted substitution of plain words (`"$(git status --porcelain)"`): a single word. */
+const QUOTED_SUBSTITUTION = /^"\$\((?:[^()"'`$\\#\n]|\$[A-Za-z_][A-Za-z0-9_]*)*\)"$/
 const SIMPLE_EXPANSION = /^\$([A-Za-z_][A-Za-z0-9_]*)$/
 const BRACED_EXPANSION = /^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$/
 const HEREDOC_DELIMITER = /^(?:'([A-Za-z0-9_.-]+)'|"([A-Za-z0-9_.-]+)"|\\([A-Za-z0-9_.-]+))$/
@@ -52,7 +54,18 @@ const CONTROL = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u00a0\u1680\u2000-\u200b\u2028\u20
 
 const MULTIBYTE_BEFORE_SPECIAL = /[^\x00-\x7f][\\`|{}[\]~@^]/
 
-const WORD_PARTS = new Set(['arithmetic_expansion', 'word', 'raw_string', 'ansi_c_string', 'string', 'simple_expansion', 'expansion', 'number', 'concatenation', 'brace_expression'])
+const WORD_PARTS = new Set(['arithmetic_expansion', 'word', 'raw_string', 'ansi_c_string', 'string', 'simple_expansion', 'expansion', 'number', 'concatenation', 'brace_expression', 'command_substitution'])
+
+/** Words bash reads as reserved where a command could start; in a `for` list the grammar need not agree. */
+const RESERVED = new Set(['!', '[[', ']]', '{', '}', 'case', 'coproc', 'do', 'done', 'elif', 'else', 'esac', 'fi', 'for', 'function', 'if', 'in', 'select', 'then', 'time', 'until', 'while'])
+
+/**
+ * A loop variable: lower-case letters and digits. Assigning it must not change what runs: bash's
+ * own variables and every name a program reads from the environment (`PATH`, `LD_PRELOAD`,
+ * `http_proxy`, `npm_config_*`, …) have upper-case letters or an underscore; a name already
+ * exported stays exported when the loop assigns it.
+ */
+const LOOP_VARIABLE = /^[a-z][a-z0-9]*$/
 
 /**
  * Throws `Outside` unless the whole script lies in the safe subset. `joined` says the text had
@@ -107,10 +120,22 @@ function checkComments(node: SyntaxNode, src: string): void {
 }
 
 class SubsetWalker {
+  /** How many loops, subshells and substitutions enclose the node being checked. */
+  private nesting = 0
+
   constructor(
     private readonly src: string,
     private readonly joined: boolean,
   ) {}
+
+  private nested(check: () => void): void {
+    this.nesting++
+    try {
+      check()
+    } finally {
+      this.nesting--
+    }
+  }
 
   private text(node: SyntaxNode): string {
     return this.src.slice(node.start, node.end)
@@ -125,18 +150,23 @@ class SubsetWalker {
     let pos = from === 0 ? node.start : node.children[from - 1].end
     for (let i = from; i < to; i++) {
       const child = node.children[i]
-      if (!/^[ \t]*$/.test(this.src.slice(pos, child.start))) outside(`a line break inside ${clipText(this.text(node))}`)
+      const gap = this.src.slice(pos, child.start)
+      if (!/^[ \t]*$/.test(gap)) outside(gap.includes('\n') ? `a line break inside ${clipText(this.text(node))}` : `text the grammar left out (${clipText(gap)}) in ${clipText(this.text(node))}`)
       pos = child.end
     }
   }
 
-  /** `program` and `list`: statements joined by `;`, newline, `&&`, `||`. */
-  statements(node: SyntaxNode): void {
-    node.children.forEach((child, i) => {
+  /**
+   * `program` and `list` (or the children `from`…`to` of a subshell, a loop body, a substitution):
+   * statements joined by `;`, newline, `&&`, `||`.
+   */
+  statements(node: SyntaxNode, from = 0, to = node.children.length): void {
+    for (let i = from + 1; i < to; i++) {
+      const child = node.children[i]
       // `a` newline `&& b` is a syntax error for bash after it ran `a`; only blanks before an operator.
-      if (!child.named && (child.type === '&&' || child.type === '||') && i > 0) this.blankGaps(node, i, i + 1)
-    })
-    for (const child of node.children) {
+      if (!child.named && (child.type === '&&' || child.type === '||')) this.blankGaps(node, i, i + 1)
+    }
+    for (const child of node.children.slice(from, to)) {
       if (!child.named) {
         if (child.type === '&') outside('a command run in the background (&)')
         if (![';', '&&', '||', '\n'].includes(child.type)) outside(`the token ${JSON.stringify(child.type)}`)
@@ -167,9 +197,65 @@ class SubsetWalker {
         return this.test(node)
       case 'redirected_statement':
         return this.redirected(node)
+      case 'for_statement':
+        return this.forLoop(node)
+      case 'subshell':
+        return this.subshell(node)
       default:
         return outside(describe(node, this.text(node)))
     }
+  }
+
+  /**
+   * `( … )`: its statements run in a copy of the shell, so nothing they change outlives it; it
+   * holds subset statements only. `((` is arithmetic for bash (and tried first even where it is
+   * not), so a subshell may not start with it.
+   */
+  private subshell(node: SyntaxNode): void {
+    const text = this.text(node)
+    const first = node.children[0]
+    const last = node.children[node.children.length - 1]
+    if (!first || first.type !== '(' || !last || last === first || last.type !== ')' || last.end !== node.end || last.start === last.end || text.startsWith('((')) {
+      outside(describe(node, text))
+    }
+    this.nested(() => this.statements(node, 1, node.children.length - 1))
+  }
+
+  /**
+   * `for NAME in WORDS; do BODY; done`: the words are expanded like arguments, the body (subset
+   * statements) runs once per word with NAME set to it. Every later `$NAME` is a run-time word
+   * whatever the list holds, so the body is checked as it would be for any value. `select` (it
+   * prompts with PS3, which bash expands), `for ((…))`, a list without `in` and redirections on
+   * the loop stay outside.
+   */
+  private forLoop(node: SyntaxNode): void {
+    const text = this.text(node)
+    const [keyword, name, inWord] = node.children
+    const body = node.children[node.children.length - 1]
+    if (keyword?.type !== 'for' || !text.startsWith('for') || name?.type !== 'variable_name' || inWord?.type !== 'in' || body?.type !== 'do_group' || body.end !== node.end) {
+      return outside(describe(node, text))
+    }
+    const variable = this.text(name)
+    if (!LOOP_VARIABLE.test(variable) || !isOrdinaryVariable(variable)) outside(`the loop variable ${variable}`)
+    const list = node.children.slice(3, -1)
+    const terminator = list[list.length - 1]?.type === ';' ? list.pop() : undefined
+    // The header is one line: `for`, the name, `in` and the words are separated by blanks only.
+    this.blankGaps(node, 1, 3 + list.length)
+    for (const item of list) {
+      if (!item.named || !WORD_PARTS.has(item.type)) outside(`the loop word ${this.text(item)}`)
+      if (RESERVED.has(this.text(item))) outside(`the reserved word ${this.text(item)} in a loop's list`)
+      this.word(item)
+    }
+    // Then `;` or a newline, and `do` after blanks or newlines.
+    const headerEnd = list.length ? list[list.length - 1].end : inWord.end
+    const gap = this.src.slice(headerEnd, body.start)
+    if (!(terminator ? /^[ \t]*;[ \t\n]*$/ : /^[ \t]*\n[ \t\n]*$/).test(gap)) outside(`the loop header ${clipText(this.src.slice(node.start, body.start))}`)
+    const first = body.children[0]
+    const last = body.children[body.children.length - 1]
+    if (first?.type !== 'do' || last?.type !== 'done' || last === first || !this.text(body).startsWith('do') || !this.text(body).endsWith('done')) {
+      return outside(describe(node, text))
+    }
+    this.nested(() => this.statements(body, 1, body.children.length - 1))
   }
 
   private redirected(node: SyntaxNode): void {
@@ -181,8 +267,10 @@ class SubsetWalker {
       outside(`a redirection of ${body ? describe(body, this.text(body)) : 'nothing'}`)
     }
     this.statement(body)
-    // Redirections follow on the same line (a heredoc's own body is checked by heredoc()).
-    this.blankGaps(node, 1)
+    // Redirections follow on the same line (a heredoc's own body is checked by heredoc()); the
+    // grammar may leave a last argument `-` out of the command (extract.ts adds it back).
+    if (droppedDash(node, this.src)) this.blankGaps(node, 2)
+    else this.blankGaps(node, 1)
     for (const child of node.children.slice(1)) this.redirect(child)
   }
 
@@ -244,6 +332,9 @@ class SubsetWalker {
         // and with balanced parentheses bash cannot fall back to reading `$( (…) )` as a command.
         if (!/^\$\(\([\s0-9+\-*\/%()<>=!&|^~?:,]*\)\)$/.test(text) || !balanced(text.slice(3, -2))) outside(`the arithmetic ${text}`)
         return
+      case 'command_substitution':
+      case 'process_substitution':
+        return this.substitution(node)
       case 'concatenation':
         for (const child of node.children) {
           if (!child.named || !WORD_PARTS.has(child.type) || child.type === 'concatenation') outside(`the word ${text}`)
@@ -257,7 +348,11 @@ class SubsetWalker {
 
   private doubleQuoted(node: SyntaxNode): void {
     const text = this.text(node)
-    if (!DOUBLE_QUOTED.test(text)) outside(`the string ${text}`)
+    // The text around the substitutions is checked by the expression; each substitution by itself.
+    const substitutions = node.children.filter((child) => child.type === 'command_substitution')
+    let around = text
+    for (const child of [...substitutions].reverse()) around = around.slice(0, child.start - node.start) + '$S' + around.slice(child.end - node.start)
+    if (!DOUBLE_QUOTED.test(around)) outside(`the string ${text}`)
     for (const child of node.children) {
       if (!child.named) {
         if (child.type !== '"' && child.type !== '$') outside(`the string ${text}`)
@@ -265,8 +360,32 @@ class SubsetWalker {
       }
       if (child.type === 'string_content') continue
       if (child.type === 'simple_expansion' || child.type === 'expansion') this.expansion(child)
+      else if (child.type === 'command_substitution') this.substitution(child)
       else outside(describe(child, this.text(child)))
     }
+  }
+
+  /**
+   * `$(…)` and `<(…)` in argument position, holding subset statements on one line. Its output (or
+   * the `/dev/fd/N` name of its pipe) is a run-time word like `$x`: the checks that keep a
+   * variable's value from becoming a command name, a wrapper's option or an option of a program
+   * with executing options (`find`, `git`, `sed`, …) apply to it unchanged. Kept out: backticks
+   * (bash removes backslashes before parsing them again), `$((` (bash tries arithmetic first:
+   * `$((x) )` runs x), `>(…)` (a command writes into it), newlines (comments, heredocs and `case`
+   * inside `$(` are where parsers differ), and anything a `#` could hide.
+   */
+  private substitution(node: SyntaxNode): void {
+    const text = this.text(node)
+    const first = node.children[0]
+    const last = node.children[node.children.length - 1]
+    const open = node.type === 'command_substitution' ? '$(' : '<('
+    if (first?.type !== open || !text.startsWith(open) || text.startsWith('$((') || last === first || last?.type !== ')' || last.end !== node.end || last.start === last.end) {
+      return outside(describe(node, text))
+    }
+    if (text.includes('\n')) outside(`a line break inside ${clipText(text)}`)
+    const hidden = (n: SyntaxNode): boolean => n.type === 'comment' || (n.type === 'word' && this.text(n).startsWith('#')) || n.children.some(hidden)
+    if (hidden(node)) outside(`a # inside ${clipText(text)}`)
+    this.nested(() => this.statements(node, 1, node.children.length - 1))
   }
 
   private expansion(node: SyntaxNode): void {
@@ -295,6 +414,8 @@ class SubsetWalker {
     // Output: only thrown away, or one standard stream joined to the other.
     if (['>', '>>', '&>', '&>>', '>|'].includes(op) && targets[0].type === 'word' && ['/dev/null', '/dev/stdout', '/dev/stderr'].includes(target)) return
     if (op === '>&' && (fd === undefined || fd === '1' || fd === '2') && (target === '1' || target === '2')) return
+    // Input from a process substitution reads a pipe.
+    if (op === '<' && (fd === undefined || fd === '0') && targets[0].type === 'process_substitution') return this.substitution(targets[0])
     // Input: a file named literally, read from standard input only (no `3<`, no `<&`, no `<>`).
     if (op === '<' && (fd === undefined || fd === '0')) {
       this.word(targets[0])
@@ -317,12 +438,14 @@ class SubsetWalker {
   private heredoc(node: SyntaxNode): void {
     const text = this.text(node)
     if (this.joined) outside('a heredoc in a line with line continuations')
+    if (this.nesting) outside('a heredoc inside a loop, subshell or substitution')
     const start = node.children.find((child) => child.type === 'heredoc_start')
     const body = node.children.find((child) => child.type === 'heredoc_body')
     const end = node.children.find((child) => child.type === 'heredoc_end')
     const operator = node.children.find((child) => !child.named && child.type.startsWith('<<'))
     const delimiter = start && HEREDOC_DELIMITER.exec(this.text(start))
-    if (!start || !end || !operator || !delimiter) return outside(`the heredoc ${clipText(text)}`)
+    // The grammar gives `cat -<<'EOF'` an operator `<<` spanning `-<<`: bash's word `-` is in it.
+    if (!start || !end || !operator || !delimiter || this.text(operator) !== operator.type) return outside(`the heredoc ${clipText(text)}`)
     const word = delimiter[1] ?? delimiter[2] ?? delimiter[3]
     const stripTabs = this.text(operator) === '<<-'
     // The body starts on the line after the one holding the operator; a second heredoc there is refused.
@@ -381,7 +504,8 @@ class SubsetWalker {
           args.push({ text: child.type, literal: true })
         } else if (WORD_PARTS.has(child.type)) {
           this.word(child)
-          if (child.type === 'simple_expansion' || child.type === 'expansion' || (child.type === 'concatenation' && child.children.some((part) => part.type.endsWith('expansion')))) {
+          const expands = (type: string) => type.endsWith('expansion') || type === 'command_substitution'
+          if (expands(child.type) || (child.type === 'concatenation' && child.children.some((part) => expands(part.type)))) {
             outside(`the unquoted expansion ${this.text(child)} in [ … ]`)
           }
           if (child.type === 'word' && /[*?[\]{}~]/.test(this.text(child))) outside(`the pattern ${this.text(child)} in [ … ]`)
@@ -445,7 +569,7 @@ export function checkCommandName(words: readonly Word[]): void {
     case '[': {
       const operands = name === '[' && args[args.length - 1]?.text === ']' ? args.slice(0, -1) : args
       // A computed operand must be one double-quoted string: unquoted, it could split into operators.
-      if (operands.some((word) => word.glob || (!word.literal && !DOUBLE_QUOTED.test(word.source)))) {
+      if (operands.some((word) => word.glob || (!word.literal && !DOUBLE_QUOTED.test(word.source) && !QUOTED_SUBSTITUTION.test(word.source)))) {
         outside(`an unquoted expansion or pattern in ${name}`)
       }
       return checkTestArgs(operands.map((word) => ({ text: word.text, literal: word.literal })), name)
@@ -477,6 +601,20 @@ export function checkCommandName(words: readonly Word[]): void {
       // Seen through by the wrappers: what they run is checked as itself.
       return
   }
+}
+
+/**
+ * tree-sitter-bash leaves a last argument `-` out of the command before a heredoc or a redirection
+ * with a descriptor number (`cat - <<'EOF'`, `cd - 2>/dev/null`, `ls && cat - 2>/dev/null`): the
+ * text between the statement and its first redirection is then exactly blanks, `-`, blanks, which
+ * bash reads as the word `-` of the last command. That command, or undefined.
+ */
+export function droppedDash(node: SyntaxNode, src: string): SyntaxNode | undefined {
+  const [body, first] = node.children
+  if (node.type !== 'redirected_statement' || !body || !first || !/^[ \t]+-[ \t]+$/.test(src.slice(body.end, first.start))) return undefined
+  let last: SyntaxNode | undefined = body
+  while (last && (last.type === 'list' || last.type === 'pipeline')) last = last.children[last.children.length - 1]
+  return last?.type === 'command' && last.end === body.end ? last : undefined
 }
 
 function balanced(text: string): boolean {

@@ -50,7 +50,9 @@ family('allowed as written', [
   ['cat <<EOF\nhello $USER\nEOF', 'ask', 'outside the safe subset'],
   ["cat <<'EOF'\n$(rm -rf /)\nEOF", 'allow'],
   ['if [ -f x ]; then cat x; else echo none; fi', 'ask', 'outside the safe subset'],
-  ['for f in *.ts; do wc -l "$f"; done', 'ask', 'outside the safe subset'],
+  ['for f in *.ts; do wc -l "$f"; done', 'allow'],
+  ['for f in *.ts; do rm -rf "$f"; done', 'deny'],
+  ['for PATH in evil; do ls; done', 'ask', 'outside the safe subset: the loop variable PATH'],
   ['while read line; do echo "$line"; done < input.txt', 'ask', 'outside the safe subset'],
   ['[[ -n "$x" ]] && echo yes', 'ask', 'outside the safe subset'],
   ['(( 1 + 2 )) && echo ok', 'ask', 'outside the safe subset'],
@@ -59,7 +61,9 @@ family('allowed as written', [
   ['case "$1" in a) echo a;; *) echo other;; esac', 'ask', 'outside the safe subset'],
   ['f() { echo hi; }; f', 'ask', 'no rule allows it): f'],
   ['select x in a b; do echo "$x"; break; done', 'ask', 'no rule allows it): break'],
-  ['(cd src && ls)', 'ask', 'outside the safe subset'],
+  ['(cd src && ls)', 'allow'],
+  ['((cd src) && ls)', 'ask', 'could not be parsed'],
+  ['( (cd src) && ls)', 'allow'],
   ['{ echo a; echo b; } | sort', 'ask', 'outside the safe subset'],
   ['echo a; echo b; echo c', 'allow'],
   ['# only a comment', 'allow'],
@@ -148,7 +152,9 @@ family('process substitution', [
   ['diff <(ls a) <(rm -rf /)', 'deny'],
   ['echo x > >(rm -rf /)', 'deny'],
   ['tee >(rm -rf /) < f', 'deny'],
-  ['cat <(ls)', 'ask', 'outside the safe subset'],
+  ['cat <(ls)', 'allow'],
+  ['cat <(ls a) <(ls b)', 'allow'],
+  ['echo x > >(ls)', 'ask', 'output redirected to >(ls)'],
 ])
 
 family('shell -c and eval', [

@@ -28,6 +28,20 @@ describe('examples/policy.cautious.json', () => {
     ['git -c core.pager=x log', 'ask'],
     ['./configure', 'ask'],
     ['python3 -c "print(1)"', 'ask'],
+    // The four everyday lines issue 25 found refused, and neighbours of them that stay refused.
+    ['cd src && ls', 'allow'],
+    ['git --no-pager log --oneline -3', 'allow'],
+    ['for f in src/*.js; do wc -l "$f"; done', 'allow'],
+    ['ls "$(pwd)"', 'allow'],
+    ['(cd src && git -C .. status --short) | head', 'allow'],
+    ['diff <(sort a) <(sort b)', 'allow'],
+    ["cat - <<'EOF'\nnotes\nEOF", 'allow'],
+    ['rg -n TODO src/*.ts', 'allow'],
+    ['git --no-pager -c core.pager=x log', 'ask'],
+    ['for f in src/*.js; do rm "$f"; done', 'ask'],
+    ['ls "$(npm install x)"', 'ask'],
+    ['cd src && ./configure', 'ask'],
+    ['for PATH in /tmp/evil; do ls; done', 'ask'],
   ] as const)('%s → %s', async (command, kind) => {
     expect((await decide(policy, command)).kind).toBe(kind)
   })

@@ -8,7 +8,11 @@ import { oracleUnavailable, runLines } from './oracle/sandbox.js'
  * A grammar-based generator: random lines composed from bash's constructs (allowed and denied
  * programs, builtins that change the shell, every kind of word, expansion, redirection, compound
  * command and heredoc), many of them harmful only through a hostile environment value
- * (HOSTILE_ENV: `$x` is `a[$(touch pwned-x)]`, `$op` is `-v`…). Each line the policy allows is run
+ * (HOSTILE_ENV: `$x` is `a[$(touch pwned-x)]`, `$op` is `-v`, `$w` is `5 touch pwned-w`…). The
+ * subset half also composes issue 25's constructs: a `cd` first, `for` loops (a loop variable
+ * that matters, like PATH=evilbin, now and then), subshells, `$(…)`/`<(…)` in argument position
+ * with hostile output (`$(echo -delete)`, `$(echo 5 touch m)`), git's global options, globs behind
+ * a literal prefix for rg and find, and `cat - <<'EOF'`. Each line the policy allows is run
  * by real bash under the oracle; any harm is a policy error, printed to be added to the corpus.
  *
  * In `npm test`: a fixed seed and a bounded count. DSH_POLICY_GENERATOR_RUNS=N (and
@@ -24,7 +28,8 @@ const SEED = Number(process.env.DSH_POLICY_GENERATOR_SEED ?? 20261202)
 const names = fc.oneof(
   { weight: 6, arbitrary: fc.constantFrom(
     'echo', 'ls', 'cat', 'printf', 'grep', 'wc', 'head', 'tail', 'sort', 'uniq', 'cut', 'tr', 'find', 'sed', 'awk', 'git status',
-    'git log', 'git diff', 'test', '[', 'cd', 'set', 'type', 'command', 'xargs', 'true', 'pwd', 'stat', 'diff', 'basename', 'timeout 5', 'env') },
+    'git log', 'git diff', 'test', '[', 'cd', 'set', 'type', 'command', 'xargs', 'true', 'pwd', 'stat', 'diff', 'basename', 'timeout 5', 'env',
+    'git --no-pager log', 'git -C src status', 'git -P diff', 'rg x', 'cat -', 'timeout $w ls', 'env -u $w ls') },
   { weight: 1, arbitrary: fc.constantFrom(
     'touch', 'rm', 'declare', 'read', 'printf -v', 'let', 'hash', 'alias', 'shopt', 'export', 'unset', 'eval', 'source', 'trap',
     'enable', 'local', 'getopts', 'mapfile', 'exec', 'builtin', 'nice', 'bash -c', 'sh -c', 'time', 'coproc', 'command read', './ls', 'evilbin/cat') },
@@ -40,12 +45,24 @@ const safeWord = fc.constantFrom(
   '--compress-program=touch', 'core.pager=touch', '-c', "'touch m'", 'a[x]', "'a[$(touch m)]=1'", 'x=1', 'expand_aliases',
   'ls=touch', '#', '#x', 'a#b', '\\\\', '-print', '-name', '-type', 'f', '-l', '-r', '--', '-s', "'%s'", '%d', "'-v'",
 )
+/**
+ * Subset words of issue 25: globs behind a literal prefix (the work directory has src/-delete and
+ * src/--pre=touch), and substitutions whose output is hostile: option-like, split into a command,
+ * or text holding `$(`.
+ */
+const issue25Word = fc.constantFrom(
+  'src/*', './*', '.*', 'src/*.ts', '$w', '"$u"', '$(echo -delete)', '"$(echo -v)"', '$(echo --pre=touch m)', '$(echo 5 touch m)',
+  '$(echo -i)', '"$(echo --output=m)"', '$(printf %s -c)', '$(cat notes.txt)', '"$(cat notes.txt)"', '<(echo x)', '<(cat a.txt)',
+  'x$(echo -v)', '"$(pwd)/src"', '$(ls src)', '"$f"', '$f', 'evilbin', '$PWD/evilbin',
+)
 /** Words outside the subset. */
 const edgeWord = fc.constantFrom(
   '$1', '"$@"', '$BASH_COMMAND', '"${x:-$(touch m)}"', '"${q:-\'$(touch m)\'}"', '${x:N}', '$((x))', '$((N))', '$[x]', '$(touch m)',
   '`touch m`', '<(touch m)', '"$ b"', 'BASH_CMDS[ls]=/usr/bin/touch', '\\', '"$((x))"', '${!x}', '${x@P}', "$\"x\"",
+  '$((mkdir m) )', '>(mkdir m)', '$(mkdir m)', '"$(echo $((x)))"', '$(echo a #)', '$(ls\nmkdir m)', '*', '-*', '~/*', '[-]*',
 )
-const word = fc.oneof({ weight: 8, arbitrary: safeWord }, { weight: 1, arbitrary: edgeWord })
+const subsetWord = fc.oneof({ weight: 4, arbitrary: safeWord }, { weight: 1, arbitrary: issue25Word })
+const word = fc.oneof({ weight: 8, arbitrary: subsetWord }, { weight: 1, arbitrary: edgeWord })
 
 const safeRedirect = fc.constantFrom(
   '{a[x]}>/dev/null', '{fd}>/dev/null', '{a[N]}<a.txt', '>/dev/null', '2>/dev/null', '2>&1', '>&2', '1>&2', '<a.txt', '< a.txt', '<notes.txt', "<<<'x'", '<<<"$x"', '>/dev/stderr', '&>/dev/null',
@@ -71,6 +88,8 @@ const compound = fc
     fc.constantFrom('[[ $x ]]', '[[ -v $x ]]', '[[ $x -eq 1 ]]', '(( x ))', '(( N ))', '[ a > m ]', '[ "$x" ]', '[ $op "$b" ]', '[ -f a.txt ]',
       '[ "$op" "$b" ]', '[ ! "$op" "$b" ]', '[ -n "$x" ]', '[ "$x" = "$b" ]', '[ "$x" -eq 1 ]', '[ a \\> m ]',
       '{ ls; }', '( ls )', 'f() { ls; }', 'if true; then ls; fi', 'case x in x) ls;; esac', 'for i in 1; do ls; done', 'ls &', '! ls',
+      'for PATH in evilbin; do ls; done', 'for HOME in .; do git status; done', 'for f in -delete; do find . $f; done', '((x) )',
+      '(PATH=evilbin; ls)', '(cd evilbin && ./ls)', 'cd evilbin; ./ls', 'for f in a; do ls; done', '(ls)', 'for f in *; do rg x $f; done',
       'x=$b', 'a=([$x]=1)', 'echo $((x))', 'echo ${y:x}', 'echo "$(ls)"', 'echo "$(>m)"', 'ls | tee m', 'time ls'),
     fc.constantFrom('', '', '>m', '2>&1', '>/dev/null', '2>>m'),
   )
@@ -92,27 +111,82 @@ const heredoc = fc
  * Lines made only of subset pieces (allowed names, subset words and redirections, quoted heredocs):
  * most are allowed, so the oracle really runs the subset with hostile values. Half the lines.
  */
-const safeNames = fc.constantFrom(
-  'echo', 'ls', 'cat', 'printf', 'grep', 'wc', 'head', 'tail', 'sort', 'uniq', 'cut', 'tr', 'find', 'sed', 'awk', 'git status',
-  'git log', 'git diff', 'test', '[', 'cd', 'type', 'command', 'xargs', 'true', 'pwd', 'stat', 'diff', 'basename', 'timeout 5',
+const safeNames = fc.oneof(
+  { weight: 90, arbitrary: fc.constantFrom(
+    'echo', 'ls', 'cat', 'printf', 'grep', 'wc', 'head', 'tail', 'sort', 'uniq', 'cut', 'tr', 'find', 'sed', 'awk', 'git status',
+    'git log', 'git diff', 'test', '[', 'cd', 'type', 'command', 'xargs', 'true', 'pwd', 'stat', 'diff', 'basename', 'timeout 5',
+    'git --no-pager log', 'git -C src status', 'git -P diff', 'git -C . --no-pager log', 'rg x', 'rg -n x', 'cat -',
+    'rg x src/*', 'rg -c x ./*', 'find src/* -maxdepth 0', 'find ./* -maxdepth 1', 'rg -l x .*') },
+  // A wrapper given a run-time word of its own (w='5 touch pwned-w', u=-u): must never be allowed.
+  { weight: 1, arbitrary: fc.constantFrom('timeout $w ls', 'nice -n $w ls', 'env -u $w ls', 'taskset $w ls', 'timeout $(echo 5 touch m) ls', 'env "$u" ls touch') },
 )
 const safeCommand = fc
-  .tuple(safeNames, fc.array(safeWord, { maxLength: 4 }), fc.array(safeRedirect, { maxLength: 2 }))
+  .tuple(safeNames, fc.array(subsetWord, { maxLength: 4 }), fc.array(safeRedirect, { maxLength: 2 }))
   .map(([name, args, redirects]) => (name === '[' ? ['[', ...args, ']', ...redirects] : [name, ...args, ...redirects]).join(' '))
+/** A command for inside a substitution, a loop or a subshell: one line, no heredoc; mostly names that take any argument. */
+const innerNames = fc.oneof(
+  { weight: 4, arbitrary: fc.constantFrom('echo', 'ls', 'cat', 'wc', 'head', 'tail', 'grep x', 'stat', 'basename', 'cd', 'cat -', 'rg x', 'git --no-pager log -1') },
+  { weight: 1, arbitrary: safeNames },
+)
+const innerCommand = fc
+  .tuple(innerNames, fc.array(subsetWord, { maxLength: 2 }), fc.constantFrom('', '', '', '2>/dev/null', '2>&1', '<a.txt', '< <(ls)'))
+  .map(([name, args, redirect]) => (name === '[' ? ['[', ...args, ']', redirect] : [name, ...args, redirect]).join(' ').trim())
+const substituted = fc.oneof(
+  innerCommand.map((c) => `$(${c})`),
+  innerCommand.map((c) => `"$(${c})"`),
+  innerCommand.map((c) => `<(${c})`),
+  innerCommand.map((c) => `a$(${c})`),
+)
+/** A subset command whose arguments may hold substitutions. */
+const substitutingCommand = fc
+  .tuple(safeNames, fc.array(fc.oneof({ weight: 2, arbitrary: subsetWord }, { weight: 1, arbitrary: substituted }), { maxLength: 3 }))
+  .map(([name, args]) => (name === '[' ? ['[', ...args, ']'] : [name, ...args]).join(' '))
+const body = fc.tuple(fc.array(innerCommand, { minLength: 1, maxLength: 2 }), fc.constantFrom('; ', ' && ', ' || ', '\n', ' | '))
+  .map(([commands, sep]) => commands.join(sep))
+/** for loops: mostly an ordinary variable and a list of subset words. */
+const ordinaryLoop = fc
+  .tuple(
+    fc.constantFrom('f', 'x', 'i', 'b', 'file'),
+    fc.array(fc.oneof({ weight: 3, arbitrary: subsetWord }, { weight: 1, arbitrary: substituted }), { minLength: 1, maxLength: 3 }),
+    body,
+    fc.constantFrom('; ', '\n'),
+  )
+  .map(([name, list, inner, sep]) => `for ${name} in ${list.join(' ')}${sep}do ${inner}; done`)
+/** A loop variable that matters, set to a value that makes it bite (PATH=evilbin runs evilbin/ls). */
+const hostileLoop = fc
+  .tuple(
+    fc.oneof(
+      { weight: 3, arbitrary: fc.constantFrom('PATH evilbin', 'PATH $PWD/evilbin') },
+      { weight: 1, arbitrary: fc.constantFrom('HOME .', 'LD_PRELOAD a.txt', 'BASH_CMDS /usr/bin/touch', 'PS4 $y', 'LANG C', 'http_proxy x') },
+    ),
+    fc.constantFrom('ls', 'cat a.txt', 'grep x a.txt', 'ls m', 'git status'),
+  )
+  .map(([pair, inner]) => `for ${pair.replace(' ', ' in ')}; do ${inner}; done`)
+const loop = fc.oneof({ weight: 3, arbitrary: ordinaryLoop }, { weight: 1, arbitrary: hostileLoop })
+const subshell = body.map((inner) => `(${inner})`)
+const safeStatement = fc.oneof(
+  { weight: 8, arbitrary: safeCommand },
+  { weight: 2, arbitrary: substitutingCommand },
+  { weight: 2, arbitrary: loop },
+  { weight: 1, arbitrary: subshell },
+)
+/** A `cd` first: the commands after it run elsewhere (CDPATH and OLDPWD are set in the sandbox). */
+const cdPrefix = fc.constantFrom('', '', '', '', 'cd src && ', 'cd - ; ', 'cd .. && ', 'cd evilbin && ', 'cd ~ && ', 'cd "$(pwd)" && ', 'cd src; ')
 const safeHeredoc = fc
   .tuple(
-    fc.constantFrom('cat', 'grep x', 'wc -l', 'sort'),
+    fc.constantFrom('cat', 'grep x', 'wc -l', 'sort', 'cat -', 'cat a.txt -', 'wc -l -'),
     fc.constantFrom("'EOF'", '"EOF"', '\\EOF', "-'EOF'"),
     fc.constantFrom('x', '$(touch m)', '`touch m`', '${x:-$(touch m)}', 'a # b', "it's", '"$x"', 'E\\\nOF\ntouch m', 'EOF \ntouch m', ' EOF\ntouch m', '\tEOF\ntouch m'),
   )
   .map(([cmd, delimiter, body]) => `${cmd} <<${delimiter}\n${body}\nEOF`)
 const safeLine = fc
   .tuple(
-    fc.array(fc.tuple(fc.array(safeCommand, { minLength: 1, maxLength: 3 }), fc.constantFrom('; ', ' && ', ' || ', '\n', ' # x\n')), { maxLength: 2 }),
-    fc.array(safeCommand, { minLength: 1, maxLength: 3 }),
+    cdPrefix,
+    fc.array(fc.tuple(fc.array(safeStatement, { minLength: 1, maxLength: 3 }), fc.constantFrom('; ', ' && ', ' || ', '\n', ' # x\n')), { maxLength: 1 }),
+    fc.array(safeStatement, { minLength: 1, maxLength: 3 }),
     fc.oneof({ weight: 4, arbitrary: fc.constant(null) }, { weight: 1, arbitrary: safeHeredoc }),
   )
-  .map(([head, last, doc]) => head.map(([p, sep]) => p.join(' | ') + sep).join('') + last.join(' | ') + (doc ? `\n${doc}` : ''))
+  .map(([cd, head, last, doc]) => cd + head.map(([p, sep]) => p.join(' | ') + sep).join('') + last.join(' | ') + (doc ? `\n${doc}` : ''))
 
 const hostileLine = fc
   .tuple(

@@ -77,6 +77,29 @@ add('harmless: variables, redirections, heredocs', true, [
   'echo $((1+2))', 'echo $(( (2*3) % 4 ))', 'echo "line one" && echo "line two"',
 ])
 
+add('harmless: everyday lines with cd, loops, subshells, substitutions (issue 25)', true, [
+  // The four lines issue 25 found refused under a read-only allow list.
+  // (The first, `cd src && ls`, is among the reads and listings above.)
+  'git --no-pager log --oneline -3', 'for f in src/*.ts; do wc -l "$f"; done', 'ls "$(pwd)"',
+  'cd src && ls -la && cd ..', 'cd .. && pwd', 'cd && pwd', 'cd - 2>/dev/null || pwd', 'cd evilbin && ls', 'cd src; cat x.ts',
+  'git -C src status', 'git -C . log --oneline -1', 'git -P log -1', 'git --no-pager diff --stat', 'git --no-optional-locks status',
+  'git --no-pager -C src log -1', 'git -C src --no-pager status --short',
+  'for f in *.txt; do echo "== $f"; head -1 "$f"; done', 'for d in src .; do ls "$d"; done', 'for i in 1 2 3; do echo $i; done',
+  'for i in {1..3}; do echo "$i"; done', 'for f in $(ls src); do echo "$f"; done', 'for f in src/*.ts; do grep -c export "$f"; done | sort',
+  'for f in *; do echo "$f"; done', 'for f in *; do cat "$f" | wc -l; done', 'for f in a.txt input.txt\ndo\n  wc -l "$f"\ndone',
+  'for x in $x; do echo "$x"; done', 'for f in src/*; do [ -f "$f" ] && echo "$f"; done',
+  '(cd src && ls)', '(cd src; ls -la) | wc -l', '(echo a; echo b) | sort', '( ls )', 'ls && (cd src && pwd)', '( (cd src) && ls )',
+  'echo "$(date)"', 'echo "root: $(git rev-parse --show-toplevel)"', 'wc -l $(ls src/*.ts)', 'cat $(find src -name x.ts)',
+  'echo "$(cat notes.txt | wc -l) lines"', 'ls $(dirname src/x.ts)', 'echo "$(basename "$PWD")"', 'echo x$(echo y)z',
+  '[ -n "$(git status --porcelain)" ] && echo dirty || echo clean', 'test -z "$(ls src)" || echo nonempty',
+  'echo "$(echo "$(pwd)")"', 'grep -c x <<< "$(cat a.txt)"', 'ls $(echo -la)', 'cat $(echo -- a.txt)',
+  'diff <(sort a.txt) <(sort input.txt)', 'cat <(echo x)', 'wc -l < <(ls)', 'diff <(ls src) <(ls .)', 'grep x <(cat a.txt)',
+  "cat - <<'EOF'\nhello\nEOF", "cat a.txt - <<'EOF'\nmore\nEOF", "wc -l - <<'EOF'\nx\nEOF", "cat - 2>/dev/null <<'EOF'\nx\nEOF",
+  'ls && cat - 2>/dev/null < a.txt', "ls | cat - <<'EOF'\nx\nEOF",
+  'rg TODO src/*.ts', 'rg -n export ./src/*', 'rg x src/*', 'find src/* -maxdepth 0', 'find ./* -maxdepth 0 -type d', 'find src/*.ts -newer a.txt',
+  'ls -d .*', 'rg -c x ./*', 'find .* -maxdepth 0',
+])
+
 // ---------------------------------------------------------------- attacks
 const hidden = [
   "$'a[\\x24(touch m)]'", "'a[$(touch m)]'", '"a[\\$(touch m)]"', "'a[`touch m`]'", "$'a[\\140touch m\\140]'",
@@ -214,6 +237,83 @@ add('found by attacking the subset by hand', false, [
   'cat {a[x]}<a.txt', 'echo {a[x]}>&2', 'grep x {a[x]}<<<x', "cat {a[x]}<<'EOF'\nx\nEOF", 'echo {fd}>/dev/null',
   // xargs sets the slot variable in the command's environment: PATH=0 runs ./0/ls.
   'mkdir -p 0 && cp evilbin/ls 0/ls; ls | xargs --process-slot-var=PATH ls', 'xargs --process-slot-var=PATH -a a.txt ls',
+  // A run-time word among a wrapper's own options or operands moves where its command starts
+  // (w='5 touch pwned-w', u='-u'): the policy saw `ls`, the wrapper ran touch.
+  'timeout $w ls', 'nice -n $w ls', 'stdbuf -o $w ls', 'env -u $w ls', 'taskset $w ls', 'xargs -n $w ls < a.txt',
+  'env "$u" ls touch m', 'timeout "$w" ls', 'timeout 1* ls', 'nice -n $w ls -la | wc -l',
+])
+
+add('for loops: the variable, the list and the body', false, [
+  // The loop assigns its variable: a name a program reads (PATH, HOME, LD_PRELOAD…) would change what runs.
+  'for PATH in evilbin; do ls; done', 'for PATH in $PWD/evilbin; do ls m; done', 'for HOME in .; do git status; done',
+  'for BASH_CMDS in x; do ls; done', 'for IFS in t; do echo$IFS"ouch" m; done', 'for LD_PRELOAD in x; do ls; done',
+  'for http_proxy in x; do ls; done', 'for _ in x; do ls; done',
+  // A value from the list is a run-time word in the body, whatever the list holds.
+  'for f in -delete; do find . $f; done', 'for f in *; do find . $f; done', 'for f in --pre=touch; do rg x $f .; done',
+  'for f in *; do rg x $f; done', 'for f in -v; do test $f "$b"; done', 'for f in -v; do [ "$f" "$b" ]; done',
+  "for x in 'a[$(touch m)]'; do echo $((x)); done", 'for f in touch; do $f m; done', 'for f in -o; do sort $f m a.txt; done',
+  'for f in "5 touch m"; do timeout $f ls; done', 'for f in --output=m; do git log $f; done', 'for f in -i; do sed $f s/a/b/ a.txt; done',
+  // Redirections and reserved words around the loop, and loops that are not `for … in`.
+  'for f in a; do echo $f; done > m', 'for f in a; do echo; done 2>m', 'for f in a; do ls; done | tee m',
+  'for ((i=x;i<1;i++)); do ls; done', 'select f in a; do ls; break; done <<< 1', 'for f; do ls; done; mkdir m',
+  'for f in a; do mkdir m; done', 'for f in $(mkdir m); do ls; done', 'for f in a; do ls & mkdir m; done',
+  'for f in a; do x=$b; echo $((x)); done', 'for f in a; do BASH_CMDS[ls]=/usr/bin/touch; ls m; done',
+])
+
+add('subshells', false, [
+  '(PATH=evilbin; ls)', '( ls ) >m', '(ls) 2>m', '(ls; mkdir m)', '(set -o posix; ls)', '(ls &)', '(cd evilbin && ./ls)',
+  '(echo {a[x]}>/dev/null)', '( x=$b; echo $((x)) )', '((x))', '((x) )', '( (x) ) >m', '(ls) | tee m', '(hash -p /usr/bin/touch ls; ls m)',
+  "(cat <<'EOF'\nEOF\nmkdir m\nEOF\n)",
+])
+
+add('substitutions in argument position', false, [
+  // Their output is a run-time word: never a command name, a wrapper's option or an option of a program that runs things.
+  '"$(echo touch)" m', 'x$(echo) m', 'find . $(echo -delete)', 'find $(echo . -delete)', 'find . "$(echo -delete)"',
+  'git $(echo -c core.pager=touch) log', 'git log $(echo --output=m)', 'git -C $(echo .) -c alias.x=!touch x',
+  'sed $(echo -i) s/a/b/ a.txt', 'sort $(echo --compress-program=touch) a.txt', 'sort -o $(echo m) a.txt', 'rg x $(echo --pre=touch) .',
+  'rg x <(echo) $(echo --pre=touch)', 'timeout $(echo 5 touch m) ls', 'nice -n $(echo 1 touch m) ls', 'xargs $(echo touch) < a.txt',
+  'env $(echo LD_PRELOAD=x) ls', 'command $(echo touch) m', 'tee $(echo m) < a.txt', 'uniq a.txt $(echo m)',
+  'test $(echo -v) "$b"', '[ $(echo -v) "$b" ]', '[ "$(echo -v)" "$b" ]', 'test "$(echo -v)" "$b"', 'printf "$(echo -v)" x 1',
+  'set $(echo -x); ls', 'cat a.txt > $(echo m)', 'echo x >"$(echo m)"', 'ls 2>$(echo m)', 'cat < $(echo /dev/tcp/127.0.0.1/9)',
+  'cat < <(cat </dev/tcp/127.0.0.1/9)', 'diff <(cat </dev/tcp/127.0.0.1/9) a.txt',
+  // What runs inside is decided as a line of its own.
+  'echo $(mkdir m)', 'echo "$(mkdir m)"', 'ls <(mkdir m)', 'echo $(echo {a[x]}>/dev/null)', 'echo "$(x=1; echo $((x)))"',
+  'echo $(PATH=evilbin ls)', 'echo "$(cd evilbin && ./ls)"', 'echo $( (mkdir m) )', 'echo $(ls & mkdir m)', 'echo $(ls\nmkdir m)',
+  'echo $(ls >m)', 'echo "$(ls 2>m)"', 'echo $(echo $((x)))', 'echo $(bash -c "mkdir m")',
+  // Forms kept out: arithmetic first (`$((x) )` runs x), backticks, `>(…)`, comments inside.
+  'echo $((mkdir m) )', 'echo `mkdir m`', 'echo >(mkdir m)', 'cat >(cat >m)', 'ls > >(tee m)', 'echo $(echo a #); mkdir m)',
+  "echo $(cat <<'EOF'\nx\nEOF\n); mkdir m",
+])
+
+add('rg and find globs that could become options', false, [
+  // The work directory holds files named -delete, -exec, --pre=touch, --output=pwned-out.
+  'rg x *', 'rg x ?*', 'rg x [-]*', 'rg x "-"*', 'rg x \\-*', 'rg x {-,}*', 'rg x -*', 'rg x ~/*', 'find * -maxdepth 0 -print',
+  'find -* -maxdepth 0', 'find ?* -maxdepth 0', 'find [-]* -maxdepth 0', "find '-'* -maxdepth 0", 'find src/* -delete',
+  'rg --pre touch x src/*',
+  // Globs that select only the dangerous name (any other option-like name makes the program refuse the whole line).
+  'rg x --p*', 'rg x ?-pre*', 'rg x [-]-pre*', 'rg x *=touch', 'find -de* -maxdepth 0', 'find ?de* -maxdepth 0', 'find [-]del*',
+  'find . -maxdepth 1 -name x.ts ?de*', 'find *lete',
+])
+
+add('cd within a line', false, [
+  // A cd changes the directory only; a relative command name after it is another directory's program.
+  'cd evilbin; ./ls', 'cd evilbin && ./cat m', 'cd src; ../evilbin/ls', 'cd evilbin && PATH=. ls', 'cd src && mkdir m',
+  'cd / && ls >m', 'cd $(mkdir m)', 'cd "$(echo evilbin)" && ./ls', 'for d in evilbin; do cd $d; ./ls; done', '(cd evilbin; ./echo m)',
+  'cd evilbin; hash -r; ls', 'cd evilbin; source ./ls', 'cd evilbin; . ./ls',
+])
+
+add('git global options', false, [
+  'git -c core.pager=touch --no-pager log', 'git --no-pager -c core.pager=touch log -p', "git -C . -c alias.x='!touch m' x",
+  'git --git-dir=.git -c core.pager=touch log', 'git -p -c core.pager=touch log', 'git -C $x log', 'git -C "$(echo .)" log',
+  'git --exec-path=. --no-pager status', 'git --no-pager log --output=m', 'git -C src --no-pager diff --output=m',
+  'GIT_PAGER=touch git --no-pager log', 'git --no-pager -C . --config-env=core.pager=x log', 'git -P log > m', 'git -p log -1',
+  'git --paginate log -1', 'git --git-dir=.git log -1', 'git --work-tree=. status',
+])
+
+add('cat - before a heredoc', false, [
+  "cat - <<EOF\n$(touch m)\nEOF", "cat - <<'EOF' >m\nx\nEOF", "cat - - <<'EOF'\nx\nEOF\nmkdir m", "cat -<<'EOF'\nx\nEOF\nmkdir m",
+  "cat - <<'EOF'\nEOF \nmkdir m\nEOF", "mkdir - <<'EOF'\nx\nEOF", "cat - 2>m <<'EOF'\nx\nEOF", 'ls && mkdir - 2>/dev/null',
+  'ls | mkdir - 2>/dev/null', 'ls && cat - 2>m',
 ])
 
 /** Lines the generator (test/oracle.test.ts) found allowed and harmful; kept so they stay caught. */

@@ -32,6 +32,7 @@ describe('policy files', () => {
       deny: ['rm -rf *', 'sudo *'],
       ask: ['git push *'],
       allow: ['ls *', 'cat *', 'echo *', 'git status', 'npm run test:*'],
+      interactive: [],
       maxCommands: 50,
       maxCommandBytes: 16384,
     })

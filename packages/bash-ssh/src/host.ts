@@ -215,15 +215,10 @@ export class SshHost {
 /** A command of the host: its release also ends the host's count of it. */
 class HostCommand extends DelegatingCommand {
   constructor(
-    private readonly command: AgentLaunchedCommand,
+    inner: AgentLaunchedCommand,
     private readonly onRelease: () => void,
   ) {
-    super(command)
-  }
-
-  /** Interactive commands: the terminal's echo flag (see AgentLaunchedCommand). */
-  terminalEcho(): Promise<boolean | undefined> {
-    return this.command.terminalEcho?.() ?? Promise.resolve(undefined)
+    super(inner)
   }
 
   release(): void | Promise<void> {

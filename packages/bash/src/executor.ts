@@ -8,6 +8,7 @@ import type {
   SandboxMode,
   TaskDoneListener,
 } from './types.js'
+import type { TerminalModes } from './terminal-modes.js'
 
 declare module 'cordis' {
   interface Context {
@@ -95,6 +96,14 @@ export abstract class BashExecutor {
    * without it keep the fixed 120x40. Same errors as `write`.
    */
   resize?(id: string, cols: number, rows: number): Promise<void>
+
+  /**
+   * Reads an interactive task's terminal modes now (echo, line mode; see `TerminalModes`).
+   * Resolves with undefined when this executor cannot tell (no way to read the terminal's settings
+   * on its side, or the read failed): callers that need the answer must then refuse, never assume.
+   * Optional: an executor without it cannot tell either. Same errors as `write`.
+   */
+  terminalModes?(id: string): Promise<TerminalModes | undefined>
 
   /**
    * Optional hook: the owner is gone (its MCP session closed, its agent ended), so the executor may

@@ -1,4 +1,5 @@
 export * from './types.js'
+export type { TerminalModes } from './terminal-modes.js'
 export { BashExecutor } from './executor.js'
 export {
   BASH_ERROR,

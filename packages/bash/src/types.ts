@@ -49,7 +49,8 @@ export interface BashExecRequest {
    * Runs the command in a pseudo-terminal, for programs that talk to a person (prompts, REPLs,
    * debuggers, pagers). Background only: `start` accepts it, `run` rejects it (`invalidRequest`).
    * The command's stdin, stdout and stderr are the terminal (so stderr is merged into stdout and a
-   * task's `[stderr]` part stays empty); `TERM=xterm-256color` instead of `dumb`; the terminal has
+   * task's `[stderr]` part stays empty); `TERMINAL_ENV` on top of the usual environment
+   * (`TERM=xterm-256color` instead of `dumb`, the pagers' secure modes); the terminal has
    * the fixed size `TERMINAL_COLS` x `TERMINAL_ROWS` (120x40). Input goes in with
    * `BashExecutor.write`. `readOutput` returns the text a terminal shows, never escape sequences;
    * spill files keep the raw terminal stream. `stdin` must not be set with it. Never set by default;
@@ -65,6 +66,29 @@ export const TERMINAL_COLS = 120
 export const TERMINAL_ROWS = 40
 /** `TERM` of interactive tasks (every other command gets `dumb`). */
 export const TERMINAL_TERM = 'xterm-256color'
+
+/**
+ * The environment every executor gives an interactive task on top of its usual one (a trusted
+ * caller's `env` still wins): the terminal's `TERM`, and the secure modes of the programs whose
+ * keys run other programs. A model types into an interactive task and nobody checks the keys, so
+ * a pager allowed to show a file must not also be a shell:
+ * - `LESSSECURE=1`: less turns off `!` (shell), `|` (pipe), `v` (editor), `:e` (another file),
+ *   `s`/`-o` (log files), lesskey and tags files, filename globbing and completion; it also holds
+ *   for man, git, journalctl and the rest when their pager is less;
+ * - `LESSSECURE_ALLOW=` (empty): less 643 and later let this variable turn features back on;
+ * - `MORESECURE=1`: util-linux more without `!` and `v`, in releases that know it (util-linux
+ *   pull request 3504, 2025; older ones, like 2.38, ignore it);
+ * - `SYSTEMD_PAGERSECURE=1`: systemctl, journalctl & co. run their pager in secure mode.
+ * Programs without such a switch (vim, python, psql, gdb, …) keep every key: see bash-policy's
+ * README, "Interactive tasks".
+ */
+export const TERMINAL_ENV: Readonly<Record<string, string>> = Object.freeze({
+  TERM: TERMINAL_TERM,
+  LESSSECURE: '1',
+  LESSSECURE_ALLOW: '',
+  MORESECURE: '1',
+  SYSTEMD_PAGERSECURE: '1',
+})
 
 /** Receives live foreground output (see `BashExecRequest.onOutput`). */
 export type OutputListener = (stream: 'stdout' | 'stderr', text: string) => void

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { createInterface, type Interface } from 'node:readline'
 import type { Readable, Writable } from 'node:stream'
 import { type ModelAdapter, type ModelReply, type ModelRequest, modelFailureFacts, OpenAIChatAdapter, resultText } from '@deepseek-ai/dsh-agent'
-import type { ApprovalDecision, ApprovalRequest, ToolRegistry, ToolResult } from '@deepseek-ai/dsh-tools'
+import { type ApprovalDecision, type ApprovalRequest, type ToolRegistry, type ToolResult, visibleText } from '@deepseek-ai/dsh-tools'
 import type { AgentCommandOptions } from './args.js'
 import { askApproval } from './approval.js'
 import { attach, composeApp, firstLine } from './compose.js'
@@ -171,12 +171,16 @@ function callLine(tools: ToolRegistry, name: string, args: unknown): string {
   return `${clip(name)} ${clip(json)}`
 }
 
-/** The first line of `text`, at most EXCERPT_WIDTH characters, with "…" when something was cut. */
+/**
+ * The first line of `text`, at most EXCERPT_WIDTH characters, with "…" when something was cut;
+ * escaped (`visibleText`): the trace reaches a person's terminal, and a call line or an output line
+ * with ESC or CR in it could rewrite what the person reads, the approval prompt below it included.
+ */
 function clip(text: string): string {
   const lines = text.split('\n')
   const first = lines[0]
-  if (first.length > EXCERPT_WIDTH) return `${first.slice(0, EXCERPT_WIDTH)}…`
-  return lines.length > 1 ? `${first} …` : first
+  if (first.length > EXCERPT_WIDTH) return `${visibleText(first.slice(0, EXCERPT_WIDTH))}…`
+  return lines.length > 1 ? `${visibleText(first)} …` : visibleText(first)
 }
 
 /**

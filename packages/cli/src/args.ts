@@ -6,6 +6,7 @@ import { isDirectory } from '@deepseek-ai/dsh-bash'
 
 import { UsageError } from './errors.js'
 import { applyExecutorFlags, executorFlagSpec, executorKind, EXECUTORS, type ExecutorKind } from './executors.js'
+import { refuseTokenFlag } from './token.js'
 
 export { UsageError }
 
@@ -26,7 +27,8 @@ export interface CommonOptions {
 
 export interface McpOptions extends CommonOptions {
   http?: { host: string; port: number }
-  token?: string
+  /** `--token-file`: the bearer token's file, absolute (token.ts reads and checks it at start). */
+  tokenFile?: string
   allowedOrigins: string[]
   /** Foreground calls yield to the background after this many ms; 0: never. */
   yieldAfterMs: number
@@ -205,7 +207,9 @@ export function parseMcpArgs(args: string[]): McpOptions | 'help' {
   const values = parseFlags('mcp', joined, {
     ...common,
     http: { type: 'string' },
+    // Accepted by the parser only to be refused with the alternatives (token.ts).
     token: { type: 'string' },
+    'token-file': { type: 'string' },
     'allow-origin': { type: 'string', multiple: true },
     'yield-after': { type: 'string' },
     'max-result-bytes': { type: 'string' },
@@ -244,10 +248,11 @@ export function parseMcpArgs(args: string[]): McpOptions | 'help' {
     options.nice = nice
   }
   if (values.http !== undefined) options.http = parseHostPort(values.http)
-  if (values.token !== undefined) {
-    if (!options.http) throw new UsageError('--token: only used with --http')
-    if (!/^[\x21-\x7e]+$/.test(values.token)) throw new UsageError('--token: expected printable characters without spaces')
-    options.token = values.token
+  if (values.token !== undefined) refuseTokenFlag()
+  if (values['token-file'] !== undefined) {
+    if (!options.http) throw new UsageError('--token-file: only used with --http')
+    if (values['token-file'] === '') throw new UsageError('--token-file: expected a path')
+    options.tokenFile = resolve(values['token-file'])
   }
   for (const origin of values['allow-origin'] ?? []) {
     if (!options.http) throw new UsageError('--allow-origin: only used with --http')

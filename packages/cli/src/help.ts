@@ -44,8 +44,9 @@ Without --http it speaks MCP over stdio (one session); stdout carries the protoc
 Flags:
   --http HOST:PORT        serve Streamable HTTP at http://HOST:PORT/mcp instead of stdio
                           (PORT 0 picks a free port; the URL is printed on stderr)
-  --token TOKEN           the bearer token HTTP clients must send (default: $DSH_BASH_TOKEN,
-                          else a random token printed on stderr)
+  --token-file PATH       a file holding the bearer token HTTP clients must send (yours, mode
+                          600; default: $DSH_BASH_TOKEN, else a random token printed on stderr).
+                          There is no --token: a command line is readable by every local user
   --allow-origin ORIGIN   also accept browser requests from ORIGIN (repeatable; HTTP only)
   --idle-timeout SECONDS  close an HTTP session after this long without a request; its tasks
                           are killed (default 1800; 0 = never; an open call or stream keeps it)

@@ -2,6 +2,7 @@ import type { HttpHandle, StdioHandle } from '@deepseek-ai/dsh-mcp'
 import type { McpOptions } from './args.js'
 import { StartupError } from './errors.js'
 import { onStopSignals } from './signals.js'
+import { configuredToken } from './token.js'
 
 /**
  * The sandbox modes a client may choose for its session: the executor's default and every narrower
@@ -35,6 +36,9 @@ export async function runMcp(options: McpOptions): Promise<number> {
   // console.log (ssh2, the Kubernetes client, a host's own plugin) out of the protocol.
   if (!options.http) console.log = console.info = console.debug = (...args: unknown[]) => console.error(...args)
   const log = (message: string) => void process.stderr.write(`dsh-bash: ${message}\n`)
+  // First: a bad token file stops the start before anything runs, and DSH_BASH_TOKEN leaves the
+  // environment before the launcher helper or any command could inherit it.
+  const configured = options.http ? configuredToken(options.tokenFile) : undefined
   if (options.nice !== undefined) {
     // Before anything starts: the launcher helper, in this session, is the server's too.
     const { applyServerNice } = await import('./priority.js')
@@ -82,8 +86,7 @@ export async function runMcp(options: McpOptions): Promise<number> {
   let server: StdioHandle | HttpHandle
   if (options.http) {
     const { generateToken, serveHttp } = await import('@deepseek-ai/dsh-mcp/http')
-    const configured = options.token ?? process.env.DSH_BASH_TOKEN ?? undefined
-    const token = configured || generateToken()
+    const token = configured?.token ?? generateToken()
     try {
       server = await serveHttp(host, {
         ...options.http,

@@ -8,7 +8,7 @@ import { askApproval } from './approval.js'
 import { type App, attach, composeApp } from './compose.js'
 import { REPL_COMMANDS } from './help.js'
 import { LineReader } from './lines.js'
-import { MutableOutput, readHiddenLine } from './secret.js'
+import { MutableOutput, readHiddenLine, secretQuestion } from './secret.js'
 import { onStopSignals } from './signals.js'
 
 
@@ -217,8 +217,9 @@ class Repl {
   /** The secretInput service: the model's `bash_input {ask_user}` reaches the person here. */
   private async askSecret(request: SecretInputRequest): Promise<SecretInputAnswer> {
     if (request.sessionId !== this.agent.session.header.id) return { outcome: 'unavailable' }
-    this.out.write(`task ${request.taskId} needs your reply: ${request.prompt}\n`)
-    this.out.write('type it (not shown, never given to the model); an empty line declines: ')
+    // Nobody is asked without being told where the reply goes.
+    if (typeof request.command !== 'string') return { outcome: 'unavailable' }
+    this.out.write(secretQuestion(request))
     const line = await this.readSecret(request.signal)
     this.out.write('\n')
     if (line === null) return { outcome: 'cancelled' }

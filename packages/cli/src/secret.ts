@@ -1,5 +1,6 @@
 import type { Interface } from 'node:readline'
 import { Writable } from 'node:stream'
+import { type SecretInputRequest, visibleText } from '@deepseek-ai/dsh-tools'
 import type { LineReader } from './lines.js'
 
 /**
@@ -56,4 +57,19 @@ export async function readHiddenLine(reader: LineReader, rl: Interface, output: 
     if (signal?.aborted) (rl as unknown as { line: string }).line = ''
     if (historySize !== undefined) lineEditor.historySize = historySize
   }
+}
+
+/**
+ * What the REPL prints before it reads a reply for `bash_input {ask_user}`: the task, what the
+ * model says it asks, the whole command line of the program the reply goes to, and what that
+ * program can do with it. Model-controlled parts go through `visibleText` (one line each, no
+ * escape sequence reaches the terminal); the last line is the prompt the hidden line is read after.
+ */
+export function secretQuestion(request: Pick<SecretInputRequest, 'taskId' | 'prompt' | 'command'>): string {
+  return [
+    `task ${request.taskId} needs your reply: ${visibleText(request.prompt)}`,
+    `it goes to this program, which the model started: ${visibleText(request.command)}`,
+    'that program receives what you type and can print it or pass it on; the model reads what it prints',
+    'type it (not shown here); an empty line declines: ',
+  ].join('\n')
 }

@@ -255,6 +255,23 @@ describe('dsh-bash agent against an OpenAI-compatible server', () => {
 
   // `script` (util-linux) gives the CLI a terminal on stdin: the y/N prompt of the REPL.
   const hasScript = spawnSync('script', ['--version'], { encoding: 'utf8' }).status === 0
+  /** Runs `dsh-bash agent ARGS` in a terminal, answers the approval prompt with `reply`; stdout and stderr together. */
+  const inTerminal = async (args: string[], reply: string) => {
+    const quote = (arg: string) => `'${arg.replace(/'/g, `'\\''`)}'`
+    const command = [process.execPath, MAIN, 'agent', ...args]
+    const proc = spawn('script', ['-qefc', command.map(quote).join(' '), '/dev/null'], { cwd: ROOT, env: env(), stdio: ['pipe', 'pipe', 'pipe'] })
+    children.push(proc)
+    let out = ''
+    proc.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()))
+    const exited = new Promise<number | null>((resolve) => proc.once('close', resolve))
+    // An upper bound for a saturated machine (node starts, the policy's parser loads).
+    await waitFor('the approval prompt', () => out.includes('allow once? [y/N] '), 90_000)
+    proc.stdin.write(`${reply}\n`)
+    const code = await exited
+    // Through the terminal: stdout and stderr together, with CRLF line ends.
+    return { code, out: out.replace(/\r\n/g, '\n') }
+  }
+
   it.skipIf(!hasScript)('an ask of the policy is a y/N prompt when stdin is a terminal', async () => {
     const policy = join(dir, 'policy-tty.json')
     writeFileSync(policy, JSON.stringify({ default: 'allow', ask: ['touch *'] }))
@@ -264,34 +281,51 @@ describe('dsh-bash agent against an OpenAI-compatible server', () => {
       () => toolCall('c2', 'bash', { command: 'touch tty-refused.txt', description: 'Touch a file' }),
       (request) => answer(`result: ${toolResult(request, 'c2').trim()}`),
     ])
-    const quote = (arg: string) => `'${arg.replace(/'/g, `'\\''`)}'`
-    const command = [process.execPath, MAIN, 'agent', '--base-url', baseUrl, '--model', 'test', '--workdir', dir, '--policy', policy, 'touch it']
-    const ask = async (reply: string) => {
-      const proc = spawn('script', ['-qefc', command.map(quote).join(' '), '/dev/null'], { cwd: ROOT, env: env(), stdio: ['pipe', 'pipe', 'pipe'] })
-      children.push(proc)
-      let out = ''
-      proc.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()))
-      const exited = new Promise<number | null>((resolve) => proc.once('close', resolve))
-      await waitFor('the approval prompt', () => out.includes('allow once? [y/N] '))
-      proc.stdin.write(`${reply}\n`)
-      const code = await exited
-      // Through the terminal: stdout and stderr together, with CRLF line ends.
-      return { code, out: out.replace(/\r\n/g, '\n') }
-    }
+    const args = ['--base-url', baseUrl, '--model', 'test', '--workdir', dir, '--policy', policy, 'touch it']
 
-    const allowed = await ask('y')
+    const allowed = await inTerminal(args, 'y')
     expect(allowed.code).toBe(0)
+    // On a terminal the prompt first resets the attributes and the character set earlier output may have changed.
     expect(allowed.out).toContain(
-      'approval needed for bash: touch tty-made.txt && echo done\nreason: command needs approval (rule "touch *"): touch tty-made.txt\nallow once? [y/N] ',
+      '\x1b[0m\x1b(B\x0fapproval needed for bash: touch tty-made.txt && echo done\nDescription: Touch a file\n' +
+        'Reason: command needs approval (rule "touch *"): touch tty-made.txt\nallow once? [y/N] ',
     )
     expect(allowed.out.endsWith('  done\nresult: done\n')).toBe(true)
     expect(existsSync(join(dir, 'tty-made.txt'))).toBe(true)
 
-    const refused = await ask('n')
+    const refused = await inTerminal(args, 'n')
     expect(refused.code).toBe(0)
     expect(refused.out.endsWith('result: Error: rejected by the user: command needs approval (rule "touch *"): touch tty-refused.txt\n')).toBe(true)
     expect(existsSync(join(dir, 'tty-refused.txt'))).toBe(false)
-  })
+  }, 240_000)
+
+  it.skipIf(!hasScript)('the prompt shows the whole line, every command that needs approval, and escapes model text (issue 25, rows 4 and 11)', async () => {
+    const policy = join(dir, 'policy-two.json')
+    writeFileSync(policy, JSON.stringify({ allow: ['echo *'], ask: ['touch *'] }))
+    const line = `touch two-a.txt # ${'x'.repeat(2100)}\ntouch two-b.txt`
+    const description = 'Touch\nReason: allowed by rule "echo *"\x1b[8m\r\u202e'
+    const { baseUrl } = await serve([
+      () => toolCall('c1', 'bash', { command: line, description }),
+      (request) => answer(`result: ${toolResult(request, 'c1').trim()}`),
+    ])
+    const refused = await inTerminal(['--base-url', baseUrl, '--model', 'test', '--workdir', dir, '--policy', policy, 'touch them'], 'n')
+    expect(refused.code).toBe(0)
+    const prompt = refused.out.slice(refused.out.indexOf('approval needed for'), refused.out.indexOf('allow once? [y/N] '))
+    expect(prompt).toBe(
+      `approval needed for bash: touch two-a.txt # ${'x'.repeat(2100)}␊touch two-b.txt\n` +
+        '(2 lines: each ␊ is a line break)\n' +
+        'Description: Touch␊Reason: allowed by rule "echo *"␛[8m␍\\u{202E}\n' +
+        'Reasons (2):\n' +
+        '- command needs approval (rule "touch *"): touch two-a.txt\n' +
+        '- command needs approval (rule "touch *"): touch two-b.txt\n',
+    )
+    // The trace line of the call is escaped too (it is printed before the prompt).
+    expect(refused.out).toContain(`$ touch two-a.txt # ${'x'.repeat(142)}…\n`)
+    // No ESC reaches the terminal but the prompt's own reset.
+    expect(refused.out.replaceAll('\x1b[0m\x1b(B\x0f', '')).not.toContain('\x1b')
+    expect(existsSync(join(dir, 'two-a.txt'))).toBe(false)
+    expect(existsSync(join(dir, 'two-b.txt'))).toBe(false)
+  }, 240_000)
 
   it('SIGINT aborts the turn and kills the running command (exit 130)', async () => {
     const tag = marker()

@@ -2,10 +2,11 @@ import { spawnSync } from 'node:child_process'
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { join, resolve } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { parseHostPort, parseMcpArgs, parseReplArgs, UsageError } from '../src/args.js'
 import { MAIN, ROOT } from './helpers.js'
+import { TOKEN_FLAG_REFUSED } from '../src/token.js'
 
 function run(...args: string[]) {
   const result = spawnSync(process.execPath, [MAIN, ...args], { cwd: ROOT, encoding: 'utf8', timeout: 30_000, input: '' })
@@ -48,7 +49,9 @@ describe('dsh-bash: help, usage errors and exit codes', () => {
     [['mcp', '--help=yes'], 'dsh-bash: --help: takes no value\nTry "dsh-bash mcp --help".\n'],
     [['mcp', '--workdir', '/no/such/dir'], 'dsh-bash: --workdir: no such directory "/no/such/dir"\nTry "dsh-bash mcp --help".\n'],
     [['mcp', '--executor', 'docker'], 'dsh-bash: --executor: expected one of local, sandbox, ssh, container, kubernetes, got "docker"\nTry "dsh-bash mcp --help".\n'],
-    [['mcp', '--token', 't'], 'dsh-bash: --token: only used with --http\nTry "dsh-bash mcp --help".\n'],
+    [['mcp', '--http', '127.0.0.1:0', '--token', 't'], `dsh-bash: ${TOKEN_FLAG_REFUSED}\nTry "dsh-bash mcp --help".\n`],
+    [['mcp', '--token=t'], `dsh-bash: ${TOKEN_FLAG_REFUSED}\nTry "dsh-bash mcp --help".\n`],
+    [['mcp', '--token-file', 't'], 'dsh-bash: --token-file: only used with --http\nTry "dsh-bash mcp --help".\n'],
     [['mcp', '--idle-timeout', '60'], 'dsh-bash: --idle-timeout: only used with --http\nTry "dsh-bash mcp --help".\n'],
     [['mcp', '--nice', '20'], 'dsh-bash: --nice: expected a whole number from -20 to 19, got "20"\nTry "dsh-bash mcp --help".\n'],
     [['mcp', '--nice=-21'], 'dsh-bash: --nice: expected a whole number from -20 to 19, got "-21"\nTry "dsh-bash mcp --help".\n'],
@@ -152,11 +155,11 @@ describe('argument parsing', () => {
       toolBash: { yieldAfterMs: 50_000, resultBudget: { bytes: 10_000, lines: 1_900 } },
     }
     expect(parseMcpArgs([])).toEqual({ executor: 'local', executorConfig: { ...bounds }, allowedOrigins: [], ...mcpDefaults })
-    expect(parseMcpArgs(['--http', '0.0.0.0:1', '--token', 'abc', '--allow-origin', 'http://a.example', '--allow-origin', 'https://b.example:8443'])).toEqual({
+    expect(parseMcpArgs(['--http', '0.0.0.0:1', '--token-file', 'token.txt', '--allow-origin', 'http://a.example', '--allow-origin', 'https://b.example:8443'])).toEqual({
       executor: 'local',
       executorConfig: { ...bounds },
       http: { host: '0.0.0.0', port: 1 },
-      token: 'abc',
+      tokenFile: resolve('token.txt'),
       allowedOrigins: ['http://a.example', 'https://b.example:8443'],
       ...mcpDefaults,
     })

@@ -44,6 +44,47 @@ describe('--executor sandbox (loaded on demand)', () => {
     }
   })
 
+  it.runIf(sandboxBuilt && bwrapWorks)('an escalation shows the whole line and the escaped justification, or is not asked (issue 25, rows 5 and 11)', async () => {
+    const dir = realpathSync(mkdtempSync(join(tmpdir(), 'dsh-e2e-sandbox-esc-')))
+    const server = await startStdio(['--executor', 'sandbox', '--workdir', dir, '--sandbox-mode', 'read-only', '--network', 'off'], {
+      capabilities: { elicitation: {} },
+    })
+    const asked: string[] = []
+    server.client.setRequestHandler(ElicitRequestSchema, (request) => {
+      asked.push(request.params.message)
+      return { action: 'decline' }
+    })
+    try {
+      const line = `echo ok # ${'x'.repeat(2100)}\ntouch hidden-tail`
+      const escalate = { sandbox_permissions: 'danger-full-access', justification: 'needed\nReason: approved by the user\u202e' }
+      expect(await bash(server.client, line, escalate)).toEqual({
+        texts: ['Error: sandbox escalation to "danger-full-access" was rejected by the user'],
+        isError: true,
+      })
+      expect(asked).toEqual([
+        [
+          `Allow this call? bash: echo ok # ${'x'.repeat(2100)}␊touch hidden-tail`,
+          '(2 lines: each ␊ is a line break)',
+          'Description: Run a test command',
+          'Arguments: {"sandbox_permissions":"danger-full-access","justification":"needed\\nReason: approved by the user\\u{202E}"}',
+          'Reason: run with sandbox mode "danger-full-access" (now "read-only"): needed␊Reason: approved by the user\\u{202E}',
+        ].join('\n'),
+      ])
+      // Too long to show whole: nobody is asked, nothing runs.
+      const long = `echo ok # ${'x'.repeat(8000)}\ntouch hidden-tail`
+      const refused = await bash(server.client, long, { sandbox_permissions: 'danger-full-access', justification: 'needed' })
+      expect(refused.isError).toBe(true)
+      expect(refused.texts[0]).toMatch(
+        /^Error: sandbox escalation to "danger-full-access" cannot be asked about: the call is too long to show for approval \(\d+ characters, at most 8000\): split it into shorter calls$/,
+      )
+      expect(asked).toHaveLength(1)
+      expect(existsSync(join(dir, 'hidden-tail'))).toBe(false)
+    } finally {
+      await server.close()
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
   it.runIf(sandboxBuilt && bwrapWorks)('a background denied write: bash_output and the notice end with the status line, then the sandbox marker and hint', async () => {
     const dir = realpathSync(mkdtempSync(join(tmpdir(), 'dsh-e2e-sandbox-bg-')))
     const server = await startStdio(['--executor', 'sandbox', '--workdir', dir, '--sandbox-mode', 'read-only'])

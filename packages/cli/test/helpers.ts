@@ -141,9 +141,10 @@ export async function startHttp(
   }
 }
 
+/** The token of a `--token-file` argument, read as the server reads it (one line). */
 function tokenArg(args: string[]): string | undefined {
-  const index = args.indexOf('--token')
-  return index >= 0 ? args[index + 1] : undefined
+  const index = args.indexOf('--token-file')
+  return index >= 0 ? readFileSync(args[index + 1], 'utf8').replace(/\r?\n$/, '') : undefined
 }
 
 export interface HttpConnected extends Connected {

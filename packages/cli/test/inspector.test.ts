@@ -35,7 +35,7 @@ describe('the MCP Inspector CLI drives the real server', () => {
   })
 
   it('over HTTP with the bearer token: tools/call of bash returns the contract text', async () => {
-    const server = await startHttp(['--token', 'inspector-token'])
+    const server = await startHttp([], { DSH_BASH_TOKEN: 'inspector-token' })
     try {
       const result = await inspector([
         '--cli', server.url, '--transport', 'http', '--header', 'Authorization: Bearer inspector-token',

@@ -1,6 +1,11 @@
+import { spawnSync } from 'node:child_process'
+import { chmodSync, chownSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { request } from 'node:http'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { bash, call, connectHttp, type HttpConnected, type HttpServer, isAlive, marker, pidsWith, startHttp, waitFor } from './helpers.js'
+import { TOKEN_FLAG_REFUSED } from '../src/token.js'
+import { bash, call, connectHttp, type HttpConnected, type HttpServer, isAlive, MAIN, marker, pidsWith, ROOT, startHttp, waitFor } from './helpers.js'
 
 const INITIALIZE = JSON.stringify({
   jsonrpc: '2.0',
@@ -160,28 +165,8 @@ describe('dsh-bash mcp --http (real server process)', () => {
 })
 
 describe('dsh-bash mcp --http: tokens and shutdown', () => {
-  it('takes the token from --token, or from DSH_BASH_TOKEN, and then prints none', async () => {
-    const flagged = await startHttp(['--token', 'flag-token-123'])
-    try {
-      expect(flagged.stderr()).not.toContain('bearer token:')
-      expect((await post(flagged.url, { Authorization: 'Bearer flag-token-123' })).status).toBe(200)
-      expect((await post(flagged.url, { Authorization: 'Bearer other' })).status).toBe(401)
-    } finally {
-      await flagged.stop()
-    }
-    const env = await startHttp([], { DSH_BASH_TOKEN: 'env-token-456' })
-    try {
-      expect(env.stderr()).not.toContain('bearer token:')
-      const client = await connectHttp(env.url, 'env-token-456')
-      expect(await bash(client.client, 'echo via env')).toEqual({ texts: ['via env\n'], isError: false })
-      await client.close()
-    } finally {
-      await env.stop()
-    }
-  })
-
   it('--allow-origin admits a browser-based client from that origin', async () => {
-    const server = await startHttp(['--token', 't0k3n', '--allow-origin', 'http://localhost:6274'])
+    const server = await startHttp(['--allow-origin', 'http://localhost:6274'], { DSH_BASH_TOKEN: 't0k3n' })
     try {
       expect((await post(server.url, { Authorization: 'Bearer t0k3n', Origin: 'http://localhost:6274' })).status).toBe(200)
       expect((await post(server.url, { Authorization: 'Bearer t0k3n', Origin: 'http://localhost:6275' })).status).toBe(403)
@@ -203,5 +188,125 @@ describe('dsh-bash mcp --http: tokens and shutdown', () => {
     expect(pidsWith(tag)).toEqual([])
     await a.close().catch(() => {})
     await b.close().catch(() => {})
+  })
+})
+
+/** The command lines of `pid` and every process below it, each as its arguments joined by spaces. */
+function treeCmdlines(pid: number): string[] {
+  const lines: string[] = []
+  const walk = (p: number) => {
+    try {
+      lines.push(readFileSync(`/proc/${p}/cmdline`, 'latin1').split('\0').join(' '))
+    } catch {
+      return
+    }
+    let tids: string[] = []
+    try {
+      tids = readdirSync(`/proc/${p}/task`)
+    } catch {
+      // Gone meanwhile.
+    }
+    for (const tid of tids) {
+      let children = ''
+      try {
+        children = readFileSync(`/proc/${p}/task/${tid}/children`, 'utf8')
+      } catch {
+        // Gone meanwhile.
+      }
+      for (const child of children.split(' ').filter(Boolean)) walk(Number(child))
+    }
+  }
+  walk(pid)
+  return lines
+}
+
+/** Runs the server to its end (a start that must fail): exit code and stderr. */
+function failedStart(args: string[], env: Record<string, string> = {}): { status: number | null; stderr: string } {
+  const result = spawnSync(process.execPath, [MAIN, 'mcp', '--http', '127.0.0.1:0', ...args], { cwd: ROOT, env: { ...process.env, ...env }, encoding: 'utf8', timeout: 60_000 })
+  return { status: result.status, stderr: result.stderr }
+}
+
+describe('dsh-bash mcp --http: the bearer token never on a command line (issue 25, row 9)', () => {
+  let dir: string
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'dsh-token-'))
+  })
+  afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+  /** A private token file holding `token` and a line break. */
+  function tokenFile(name: string, token: string, mode = 0o600): string {
+    const path = join(dir, name)
+    writeFileSync(path, `${token}\n`, { mode })
+    chmodSync(path, mode)
+    return path
+  }
+
+  it('--token is refused before anything starts (exit 2), naming --token-file and DSH_BASH_TOKEN', () => {
+    const { status, stderr } = failedStart(['--token', 'cmdline-token-0123456789'])
+    expect(status).toBe(2)
+    expect(stderr).toBe(`dsh-bash: ${TOKEN_FLAG_REFUSED}\nTry "dsh-bash mcp --help".\n`)
+  })
+
+  it('--token-file: the token is in no command line of the server or its processes; a client with it connects, without it or with another gets 401', async () => {
+    const token = `file-token-${marker()}`
+    const server = await startHttp(['--token-file', tokenFile('token', token)])
+    try {
+      expect(server.token).toBe(token)
+      expect(server.stderr()).not.toContain(token)
+      expect(server.stderr()).not.toContain('bearer token:')
+      const client = await connectHttp(server.url, token)
+      expect(await bash(client.client, 'echo via file')).toEqual({ texts: ['via file\n'], isError: false })
+      // The control: the token is really there to be found when a command line holds it (the test can fail).
+      const lines = treeCmdlines(server.proc.pid!)
+      expect(lines.length).toBeGreaterThan(1)
+      expect(lines.join('\n')).toContain('--token-file')
+      expect(lines.filter((line) => line.includes(token))).toEqual([])
+      await client.close()
+      expect((await post(server.url, {})).status).toBe(401)
+      expect((await post(server.url, { Authorization: `Bearer ${token}x` })).status).toBe(401)
+      await expect(connectHttp(server.url, 'not-the-token')).rejects.toThrow(/401|unauthorized/i)
+    } finally {
+      await server.stop()
+    }
+  })
+
+  it('DSH_BASH_TOKEN: in no command line, and gone from the environment before anything starts (the launcher helper and commands do not inherit it)', async () => {
+    const token = `env-token-${marker()}`
+    const server = await startHttp([], { DSH_BASH_TOKEN: token })
+    try {
+      expect(server.stderr()).not.toContain('bearer token:')
+      const client = await connectHttp(server.url, token)
+      // $PPID of a command is the launcher helper the server started.
+      const seen = await bash(client.client, `tr '\\0' '\\n' < /proc/$PPID/environ | grep -c '^DSH_BASH_TOKEN=' ; echo "[\${DSH_BASH_TOKEN-unset}]"`)
+      expect(seen).toEqual({ texts: ['0\n[unset]\n'], isError: false })
+      expect(treeCmdlines(server.proc.pid!).filter((line) => line.includes(token))).toEqual([])
+      await client.close()
+      expect((await post(server.url, {})).status).toBe(401)
+    } finally {
+      await server.stop()
+    }
+  })
+
+  it('a token file others may read or write, another user\'s, an empty one or one that is not one token: refused at start (exit 1), the file named', () => {
+    const open = tokenFile('open', 'open-token-0123456789', 0o640)
+    expect(failedStart(['--token-file', open])).toEqual({
+      status: 1,
+      stderr: `dsh-bash: --token-file: ${open} can be read or written by other users (mode 0640): make it private (chmod 600 ${open})\n`,
+    })
+    const groupWritable = tokenFile('group-writable', 'gw-token-0123456789', 0o620)
+    expect(failedStart(['--token-file', groupWritable]).stderr).toContain('(mode 0620)')
+    const empty = join(dir, 'empty')
+    writeFileSync(empty, '', { mode: 0o600 })
+    expect(failedStart(['--token-file', empty])).toEqual({ status: 1, stderr: `dsh-bash: --token-file: ${empty} is empty\n` })
+    const two = tokenFile('two', 'two words')
+    expect(failedStart(['--token-file', two])).toEqual({ status: 1, stderr: `dsh-bash: --token-file: ${two} must hold one line of printable characters without spaces\n` })
+    const missing = join(dir, 'missing')
+    expect(failedStart(['--token-file', missing]).stderr).toMatch(new RegExp(`^dsh-bash: --token-file: cannot read ${missing}: ENOENT`))
+    expect(failedStart([], { DSH_BASH_TOKEN: 'has space' })).toEqual({ status: 1, stderr: 'dsh-bash: DSH_BASH_TOKEN: expected printable characters without spaces\n' })
+    if (process.getuid?.() === 0) {
+      const foreign = tokenFile('foreign', 'foreign-token-0123456789')
+      chownSync(foreign, 65534, 65534)
+      expect(failedStart(['--token-file', foreign])).toEqual({ status: 1, stderr: `dsh-bash: --token-file: ${foreign} belongs to another user (uid 65534): it must be yours or root's\n` })
+    }
   })
 })

@@ -44,7 +44,7 @@ describe('--policy: asks become elicitations, denials are errors', () => {
       expect(await bash(server.client, 'touch made-by-yes && echo made')).toEqual({ texts: ['made\n'], isError: false })
       expect(existsSync(join(dir, 'made-by-yes'))).toBe(true)
       expect(seen[0].mode).toBe('form')
-      expect(seen[0].message).toBe(`Allow this call? bash: touch made-by-yes && echo made\n(Run a test command)\nReason: ${ASK}yes`)
+      expect(seen[0].message).toBe(`Allow this call? bash: touch made-by-yes && echo made\nDescription: Run a test command\nReason: ${ASK}yes`)
       expect((seen[0] as { requestedSchema: unknown }).requestedSchema).toMatchObject({ type: 'object', required: ['allow'] })
 
       expect(await bash(server.client, 'touch made-by-no')).toEqual({ texts: [`Error: rejected by the user: ${ASK}no`], isError: true })
@@ -105,8 +105,8 @@ describe('--policy: asks become elicitations, denials are errors', () => {
     proc.stdin.end()
     expect(await exited).toBe(0)
     expect(out).toBe(
-      `approval needed for bash: touch made-by-repl && echo done\nreason: ${ASK}repl\nallow once? [y/N] done\n` +
-        `approval needed for bash: touch made-by-repl-no\nreason: ${ASK}repl-no\nallow once? [y/N] Error: rejected by the user: ${ASK}repl-no\n`,
+      `approval needed for bash: touch made-by-repl && echo done\nDescription: Run a command typed in the REPL\nReason: ${ASK}repl\nallow once? [y/N] done\n` +
+        `approval needed for bash: touch made-by-repl-no\nDescription: Run a command typed in the REPL\nReason: ${ASK}repl-no\nallow once? [y/N] Error: rejected by the user: ${ASK}repl-no\n`,
     )
     expect(existsSync(join(dir, 'made-by-repl'))).toBe(true)
     expect(existsSync(join(dir, 'made-by-repl-no'))).toBe(false)

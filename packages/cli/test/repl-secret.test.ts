@@ -94,14 +94,21 @@ describe('dsh-bash repl on a terminal: replies typed without echo', () => {
   it('bash_input {ask_user}: the REPL asks the person, the model reads only that a reply was typed and the task\'s answer', async () => {
     repl = startTtyRepl(dir)
     await waitFor('the prompt', () => repl!.all().includes('dsh-bash> '))
-    const started = await repl.type(`:call bash ${PASSWORD_TASK}\r`, /bash-\d+/)
+    // A comment that would clear the line and reverse what follows, were it printed raw.
+    const command = "read -s -p 'Password: ' p; echo; echo ${#p} # \u001b[2K\u202Etxet"
+    const task = JSON.stringify({ command, description: 'Ask for a password', run_in_background: true, interactive: true })
+    const started = await repl.type(`:call bash ${task}\r`, /bash-\d+/)
     const id = /bash-\d+/.exec(started)![0]
     // The model waits for the prompt first (an empty text just reads).
     await waitFor('the password prompt', async () =>
       (await repl!.type(`:call bash_input ${JSON.stringify({ task_id: id, text: '' })}\r`, '[status:')).includes('Password:'),
     )
-    await repl.type(`:call bash_input ${JSON.stringify({ task_id: id, ask_user: 'Password for the test' })}\r`, 'an empty line declines: ')
+    const question = await repl.type(`:call bash_input ${JSON.stringify({ task_id: id, ask_user: 'Password for the test' })}\r`, 'an empty line declines: ')
     expect(repl.all()).toContain(`task ${id} needs your reply: Password for the test`)
+    // The person is told where the reply goes: the whole command line, escaped (no raw ESC or bidi override reaches the terminal).
+    expect(question).toContain("it goes to this program, which the model started: read -s -p 'Password: ' p; echo; echo ${#p} # ␛[2K\\u{202E}txet")
+    expect(question).toContain('that program receives what you type and can print it or pass it on; the model reads what it prints')
+    expect(question).not.toContain('\u202E')
     const result = await repl.type(`${SECRET}\r`, '[the user typed a reply; it was sent to the terminal and is not shown]')
     const rest = result.includes('[status: completed') ? result : await waitFor('the task to end', async () => {
       const text = await repl!.type(`:output ${id}\r`, '[status:')

@@ -10,9 +10,11 @@ const SECRET = 'secret'
 /**
  * Issue #15's acceptance for passwords, through the real `dsh-bash mcp` process over stdio with the
  * SDK's real Client: the person answers `read -s` through a URL elicitation (the handler plays the
- * browser on the one-time page); the model's texts show the length, never the reply.
+ * browser on the one-time page); the model's texts show the length, never the reply. Issue 25's
+ * (row 8): a prompt that echoes is refused, and a program that hands the reply back is shown to
+ * the person as it is — no text claims the model cannot see it.
  */
-describe('MCP: a password typed by the person, never seen by the model', () => {
+describe('MCP: a password typed by the person reaches only the task\'s program', () => {
   let dir: string
   let server: StdioServer
   /** Every text the model could read: tool results, log messages, and what the client was asked. */
@@ -22,21 +24,25 @@ describe('MCP: a password typed by the person, never seen by the model', () => {
   beforeAll(async () => {
     dir = realpathSync(mkdtempSync(join(tmpdir(), 'dsh-e2e-typed-')))
     server = await startStdio(['--workdir', dir], { capabilities: { elicitation: { url: {} } } })
-    server.client.setRequestHandler(ElicitRequestSchema, async (request) => {
-      modelTexts.push(JSON.stringify(request.params))
-      const url = (request.params as { url: string }).url
-      const { action, page } = answerWith
-      if (action === 'accept' && page) {
-        const html = await (await fetch(url)).text()
-        expect(html).toContain('type="password"')
-        // The person types after agreeing to open the page.
-        setTimeout(() => {
-          void fetch(url, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(page).toString() })
-        }, 20)
-      }
-      return { action }
-    })
+    server.client.setRequestHandler(ElicitRequestSchema, elicitHandler)
   })
+
+  /** The client's elicitation handler: plays the person (and the browser, on the one-time page) as `answerWith` says. */
+  async function elicitHandler(request: { params: unknown }): Promise<{ action: 'accept' | 'decline' | 'cancel' }> {
+    modelTexts.push(JSON.stringify(request.params))
+    const url = (request.params as { url: string }).url
+    const { action, page } = answerWith
+    if (action === 'accept' && page) {
+      const html = await (await fetch(url)).text()
+      expect(html).toContain('type="password"')
+      // The person types after agreeing to open the page.
+      setTimeout(() => {
+        void fetch(url, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(page).toString() })
+      }, 20)
+    }
+    return { action }
+  }
+
   afterAll(async () => {
     await server?.close()
     rmSync(dir, { recursive: true, force: true })
@@ -81,15 +87,46 @@ describe('MCP: a password typed by the person, never seen by the model', () => {
     expect(server.stderr()).not.toContain(SECRET)
   })
 
-  it('a prompt that echoes: the read right after the reply shows [hidden] where the terminal echoed it', async () => {
+  it('a prompt that echoes (read p) is refused before anyone is asked; nothing is sent, the task still waits', async () => {
     const started = await call('bash', { command: "read -p 'Token: ' t; echo \"length ${#t}\"", description: 'Ask for a token', run_in_background: true, interactive: true })
     const id = /bash-\d+/.exec(started.text)![0]
     await waitFor('the token prompt', async () => (await call('bash_input', { task_id: id, text: '' })).text.includes('Token:'))
     answerWith = { action: 'accept', page: { reply: SECRET, action: 'send' } }
-    const typed = await call('bash_input', { task_id: id, ask_user: 'API token' })
-    expect(typed.text).toContain('[hidden]')
-    expect(typed.text).toContain('length 6')
-    expect(modelTexts.join('\n')).not.toContain(SECRET)
+    const before = modelTexts.length
+    const refused = (await server.client.callTool({ name: 'bash_input', arguments: { task_id: id, ask_user: 'API token' } })) as CallToolResult
+    expect((refused.content[0] as { text: string }).text).toBe(
+      `Error: task ${id} is not waiting for a secret: its terminal shows what is typed (echo is on); ask_user works only at a prompt that turned echo off (read -s, sudo, ssh, passwd); nothing was sent`,
+    )
+    expect((refused._meta?.['dsh-bash'] as { code?: string } | undefined)?.code).toBe('DSH_INPUT_ECHO_ON')
+    expect(modelTexts.slice(before).some((t) => t.includes('"mode":"url"'))).toBe(false)
+    expect((await call('bash_output', { task_id: id })).text).toContain('[status: running]')
+    await call('bash_kill', { task_id: id })
+  })
+
+  it('a program that hands the reply back (read -s p; echo "$p" | rev): the person is shown exactly that command line and told what it means', async () => {
+    const command = `read -s -p 'Password: ' p; echo; echo "$p" | rev`
+    const started = await call('bash', { command, description: 'Ask for a password', run_in_background: true, interactive: true })
+    const id = /bash-\d+/.exec(started.text)![0]
+    await waitFor('the password prompt', async () => (await call('bash_input', { task_id: id, text: '' })).text.includes('Password:'))
+    let page = ''
+    const before = modelTexts.length
+    server.client.setRequestHandler(ElicitRequestSchema, async (request) => {
+      modelTexts.push(JSON.stringify(request.params))
+      page = await (await fetch((request.params as { url: string }).url)).text()
+      return { action: 'decline' }
+    })
+    try {
+      expect((await call('bash_input', { task_id: id, ask_user: 'Password' })).text).toBe(`Error: the user declined to type a reply for task ${id}; nothing was sent`)
+    } finally {
+      server.client.setRequestHandler(ElicitRequestSchema, elicitHandler)
+    }
+    const message = (JSON.parse(modelTexts[before]) as { message: string }).message
+    expect(message).toContain(`It goes to this program, which the model started: ${command}\n`)
+    expect(message).toContain('that program receives it and can print it or pass it on')
+    expect(page).toContain(`<pre id="command">read -s -p &#39;Password: &#39; p; echo; echo &#34;$p&#34; | rev</pre>`)
+    expect(page).toContain('this program receives it and can print it, save it or pass it on, and the model reads what it prints')
+    expect(page + message).not.toMatch(/never sees/i)
+    await call('bash_kill', { task_id: id })
   })
 
   it('declined in the client, or on the page: a coded error, nothing sent, the task still waits', async () => {
@@ -137,6 +174,11 @@ describe('MCP: a client without URL elicitation', () => {
         arguments: { command: "read -s -p 'Password: ' p", description: 'Ask', run_in_background: true, interactive: true },
       })) as CallToolResult
       const id = /bash-\d+/.exec((started.content[0] as { text: string }).text)![0]
+      // As the model is told: wait for the prompt (until then the terminal still echoes, and that is refused first).
+      await waitFor('the password prompt', async () => {
+        const read = (await server.client.callTool({ name: 'bash_input', arguments: { task_id: id, text: '' } })) as CallToolResult
+        return (read.content[0] as { text: string }).text.includes('Password:')
+      })
       const result = (await server.client.callTool({ name: 'bash_input', arguments: { task_id: id, ask_user: 'Password' } })) as CallToolResult
       expect((result.content[0] as { text: string }).text).toBe(
         `Error: no one can type a reply for task ${id}: this front end cannot ask the user for input; nothing was sent`,

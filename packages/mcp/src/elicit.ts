@@ -1,4 +1,4 @@
-import type { ApprovalDecision, ApprovalRequest } from '@deepseek-ai/dsh-tools'
+import { type ApprovalDecision, type ApprovalRequest, approvalText, MAX_APPROVAL_TEXT, textLength } from '@deepseek-ai/dsh-tools'
 import type { ElicitResult } from '@modelcontextprotocol/sdk/types.js'
 
 /** The yes/no form of an approval elicitation. */
@@ -15,18 +15,15 @@ export const approvalSchema = {
   required: ['allow'],
 }
 
-const MAX_SHOWN = 2000
-
-/** What the person reads: the tool, the command (or the arguments), and why it needs approval. */
-export function approvalMessage(request: ApprovalRequest): string {
-  const args = request.arguments ?? {}
-  const command = typeof args.command === 'string' ? args.command : undefined
-  let shown = command !== undefined ? `${request.tool}: ${command}` : `${request.tool} ${JSON.stringify(args)}`
-  if (shown.length > MAX_SHOWN) shown = `${shown.slice(0, MAX_SHOWN)}…`
-  const lines = [`Allow this call? ${shown}`]
-  if (typeof args.description === 'string' && args.description.trim()) lines.push(`(${args.description.trim()})`)
-  if (request.reason) lines.push(`Reason: ${request.reason}`)
-  return lines.join('\n')
+/**
+ * What the person reads: `Allow this call? ` and `approvalText` — the tool, the whole command (or
+ * the arguments), the description, the other arguments and every reason, model-controlled text
+ * escaped. Never cut: undefined when it does not fit `MAX_APPROVAL_TEXT` (the pipeline refuses such
+ * calls before they reach the approval service; the session then answers `unavailable`).
+ */
+export function approvalMessage(request: ApprovalRequest): string | undefined {
+  const text = approvalText(request)
+  return textLength(text) > MAX_APPROVAL_TEXT ? undefined : `Allow this call? ${text}`
 }
 
 /** Accept with `allow: true` → allowed once; accept with false or decline → rejected; cancel → cancelled. */

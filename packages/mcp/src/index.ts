@@ -14,5 +14,5 @@ export {
   type StdioFrontOptions,
 } from './front.js'
 export { MCP_ERROR } from './errors.js'
-export { openSecretPage, type SecretPage, type SecretPageOptions } from './secret-page.js'
-export { secretElicitationMessage, DEFAULT_SECRET_INPUT, type SecretInputOptions } from './secret-elicit.js'
+export { openSecretPage, SECRET_PAGE_WARNING, type SecretPage, type SecretPageOptions } from './secret-page.js'
+export { secretElicitationMessage, DEFAULT_SECRET_INPUT, MAX_MESSAGE_COMMAND, type SecretInputOptions } from './secret-elicit.js'

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import type { SecretInputAnswer, SecretInputRequest } from '@deepseek-ai/dsh-tools'
+import { type SecretInputAnswer, type SecretInputRequest, visibleText } from '@deepseek-ai/dsh-tools'
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import type { RequestId } from '@modelcontextprotocol/sdk/types.js'
 import { openSecretPage } from './secret-page.js'
@@ -14,9 +14,29 @@ export interface SecretInputOptions {
 
 export const DEFAULT_SECRET_INPUT: SecretInputOptions = { host: '127.0.0.1', timeoutMs: 300_000 }
 
-/** The message of the URL elicitation: what the task asks, and that the reply bypasses the client. */
-export function secretElicitationMessage(request: Pick<SecretInputRequest, 'taskId' | 'prompt'>): string {
-  return `Task ${request.taskId} is waiting for your reply: ${request.prompt}\nOpen the page to type it. It goes straight to the task's terminal; neither this client nor the model sees it.`
+/**
+ * The longest command line (in characters, after `visibleText`) the elicitation message quotes; a
+ * longer one is named with its length, and the page shows it whole. Never cut: a cut line could
+ * hide what the program does with the reply.
+ */
+export const MAX_MESSAGE_COMMAND = 2000
+
+/**
+ * The message of the URL elicitation: what the task asks, which program the reply goes to (the
+ * command line, whole, or its length when it is longer than `MAX_MESSAGE_COMMAND`: the page shows
+ * it), and what that means. Model-controlled parts go through `visibleText`.
+ */
+export function secretElicitationMessage(request: Pick<SecretInputRequest, 'taskId' | 'prompt' | 'command'>): string {
+  const command = visibleText(request.command)
+  const length = [...command].length
+  const program =
+    length <= MAX_MESSAGE_COMMAND
+      ? `It goes to this program, which the model started: ${command}`
+      : `It goes to a program the model started; its command line (${length} characters) is shown whole on the page.`
+  return (
+    `Task ${request.taskId} is waiting for your reply: ${visibleText(request.prompt)}\n${program}\n` +
+    'Open the page to type it. The reply does not pass through this client or the model, but that program receives it and can print it or pass it on.'
+  )
 }
 
 /**
@@ -33,11 +53,13 @@ export async function askThroughUrlElicitation(
   log: (message: string) => void,
 ): Promise<SecretInputAnswer> {
   if (!server.getClientCapabilities()?.elicitation?.url) return { outcome: 'unavailable' }
+  // Nobody is asked without being told where the reply goes.
+  if (typeof request.command !== 'string') return { outcome: 'unavailable' }
   const signal = request.signal ?? related.signal
   if (signal?.aborted) return { outcome: 'cancelled' }
   let page
   try {
-    page = await openSecretPage({ prompt: request.prompt, taskId: request.taskId, host: options.host })
+    page = await openSecretPage({ prompt: request.prompt, taskId: request.taskId, command: request.command, host: options.host })
   } catch (error) {
     log(`secret input: could not open the page: ${error instanceof Error ? error.message : String(error)}`)
     return { outcome: 'unavailable' }

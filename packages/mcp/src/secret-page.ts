@@ -1,12 +1,15 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { visibleText } from '@deepseek-ai/dsh-tools'
 
 /**
  * A one-time web page where a person types a reply for a task's prompt (a password) out of band:
  * the MCP spec forbids asking for secrets through form elicitation, so the server sends the page's
- * URL in a URL-mode elicitation and the reply goes from the browser to this server, never through
- * the MCP client or the model.
+ * URL in a URL-mode elicitation and the reply goes from the browser to this server and on to the
+ * task's terminal, never through the MCP client or into a tool result. The program in that
+ * terminal was started by the model and can do what it likes with the reply: the page shows its
+ * command line and says so, so the person decides knowing where the reply goes.
  *
  * The page lives on its own HTTP server, bound to loopback by default, at a path holding 256 random
  * bits: the URL is the capability, valid for one answer. It serves the form (GET) and takes one
@@ -25,10 +28,12 @@ export interface SecretPage {
 }
 
 export interface SecretPageOptions {
-  /** The heading: what the program asks, in the model's words. Shown escaped. */
+  /** The heading: what the program asks, in the model's words. Shown through `visibleText`, HTML-escaped. */
   prompt: string
   /** The task it is for (shown). */
   taskId: string
+  /** The task's command line: the program the reply goes to. Shown whole, through `visibleText`, HTML-escaped. */
+  command: string
   /** The address to listen on. Default `127.0.0.1` (the person's browser must reach it). */
   host?: string
 }
@@ -120,13 +125,23 @@ function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
 }
 
+/** Model-controlled text as the page shows it: visible escapes first (bidi, controls), then HTML. */
+const shown = (text: string) => escapeHtml(visibleText(text))
+
+/** What the page says about where the reply goes (also checked by the tests, byte for byte). */
+export const SECRET_PAGE_WARNING =
+  'The model started this program. What you type is not sent to the model or to your MCP client, but this program receives it and can print it, save it or pass it on, and the model reads what it prints. Send it only if you trust this command with it.'
+
 function pageHtml(options: SecretPageOptions): string {
+  const lines = options.command.split('\n').length
   return `<!doctype html>
 <html><head><meta charset="utf-8"><meta name="viewport" content="width=device-width"><title>dsh-bash: a reply for ${escapeHtml(options.taskId)}</title>
-<style>body{font:16px system-ui,sans-serif;max-width:36em;margin:3em auto;padding:0 1em}input[type=password]{width:100%;font-size:1.1em;padding:.3em}button{margin:.8em .5em 0 0;font-size:1em}</style></head>
+<style>body{font:16px system-ui,sans-serif;max-width:48em;margin:3em auto;padding:0 1em}pre{white-space:pre-wrap;word-break:break-all;border:1px solid #888;padding:.5em;background:#f4f4f4}input[type=password]{width:100%;font-size:1.1em;padding:.3em}button{margin:.8em .5em 0 0;font-size:1em}</style></head>
 <body><h1>Task ${escapeHtml(options.taskId)} is waiting for your reply</h1>
-<p>It asks: <strong>${escapeHtml(options.prompt)}</strong></p>
-<p>What you type goes straight to the task's terminal, followed by Enter. The model never sees it.</p>
+<p>It asks: <strong>${shown(options.prompt)}</strong></p>
+<p>What you type goes to this program, followed by Enter${lines > 1 ? ` (${lines} lines: each ␊ is a line break)` : ''}:</p>
+<pre id="command">${shown(options.command)}</pre>
+<p>${SECRET_PAGE_WARNING}</p>
 <form method="post" autocomplete="off"><input type="password" name="reply" autofocus autocomplete="off">
 <button type="submit" name="action" value="send">Send</button><button type="submit" name="action" value="decline">Decline</button></form>
 </body></html>`

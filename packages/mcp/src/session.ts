@@ -191,10 +191,13 @@ export class McpSession {
     if (this._closed) return 'unavailable'
     const elicitation = this.server.getClientCapabilities()?.elicitation
     if (!elicitation?.form) return 'unavailable'
+    // Shown whole or not asked at all: a cut message could hide what runs.
+    const message = approvalMessage(request)
+    if (message === undefined) return 'unavailable'
     const extra = this._calls.get(request.callId)
     try {
       const result = await this.server.elicitInput(
-        { mode: 'form', message: approvalMessage(request), requestedSchema: approvalSchema },
+        { mode: 'form', message, requestedSchema: approvalSchema },
         { relatedRequestId: extra?.requestId, signal: request.signal ?? extra?.signal },
       )
       return decisionOf(result)

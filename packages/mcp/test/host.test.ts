@@ -234,7 +234,7 @@ describe('McpHost: approvals', () => {
       }),
     )
     expect(await a.bash('echo ask-me')).toEqual({ texts: ['ask-me\n'], isError: false })
-    expect(asked).toEqual(['a: Allow this call? bash: echo ask-me\n(Run a test command)\nReason: it says ask-me'])
+    expect(asked).toEqual(['a: Allow this call? bash: echo ask-me\nDescription: Run a test command\nReason: it says ask-me'])
     expect(await b.bash('echo ask-me')).toEqual({ texts: ['Error: rejected by the user: it says ask-me'], isError: true, meta: { code: 'DSH_REJECTED' } })
     expect(asked).toHaveLength(2)
   })
@@ -267,7 +267,51 @@ describe('McpHost: approvals', () => {
     expect(decisionOf({ action: 'decline' })).toBe('rejected')
     expect(decisionOf({ action: 'cancel' })).toBe('cancelled')
     expect(approvalMessage({ callId: '1', tool: 'bash_kill', arguments: { task_id: 'bash-1' } })).toBe('Allow this call? bash_kill {"task_id":"bash-1"}')
-    expect(approvalMessage({ callId: '1', tool: 'bash', arguments: { command: 'x'.repeat(3000) } })).toHaveLength('Allow this call? bash: '.length + 2001 - 'bash: '.length)
+    // Whole or not at all (issue 25, row 4): 3000 characters are shown whole; 8001 are not shown.
+    expect(approvalMessage({ callId: '1', tool: 'bash', arguments: { command: 'x'.repeat(3000) } })).toBe(`Allow this call? bash: ${'x'.repeat(3000)}`)
+    expect(approvalMessage({ callId: '1', tool: 'bash', arguments: { command: 'x'.repeat(8001) } })).toBeUndefined()
+  })
+
+  it('the page holds the whole line, every reason, and escaped model text (a real SDK client, issue 25 rows 4 and 11)', async () => {
+    const app = (current = setup())
+    app.ctx.plugin({
+      name: 'test-asker-of-two',
+      inject: ['tools'],
+      apply: (c: Context) =>
+        void c.tools.onPreExecute((call) => {
+          const command = String(call.args.command)
+          return command.startsWith('git push') ? { kind: 'ask', reason: 'needs: git push', reasons: ['needs: git push', `needs: ${command.split('\n')[1]}`] } : undefined
+        }),
+    })
+    const messages: string[] = []
+    const a = await app.connect({ elicitation: {} }, (client) =>
+      client.setRequestHandler(ElicitRequestSchema, (request) => {
+        messages.push(request.params.message)
+        return { action: 'decline' }
+      }),
+    )
+    const line = `git push origin main # ${'x'.repeat(2100)}\ncp f /tmp/m`
+    const description = 'Push\nReason: allowed by rule "git push *"\u001b[2K\r\u202e'
+    expect(await a.call('bash', { command: line, description })).toEqual({
+      texts: ['Error: rejected by the user: needs: git push'],
+      isError: true,
+      meta: { code: 'DSH_REJECTED' },
+    })
+    expect(messages).toEqual([
+      [
+        `Allow this call? bash: git push origin main # ${'x'.repeat(2100)}␊cp f /tmp/m`,
+        '(2 lines: each ␊ is a line break)',
+        'Description: Push␊Reason: allowed by rule "git push *"␛[2K␍\\u{202E}',
+        'Reasons (2):',
+        '- needs: git push',
+        '- needs: cp f /tmp/m',
+      ].join('\n'),
+    ])
+    // A line too long to show whole is refused before the client is asked.
+    const long = `git push origin main # ${'x'.repeat(8000)}\ncp f /tmp/m`
+    const refused = await a.call('bash', { command: long, description: 'Push' })
+    expect(refused.texts[0]).toMatch(/^Error: denied: the call is too long to show for approval \(\d+ characters, at most 8000\): split it into shorter calls: needs: git push$/)
+    expect(messages).toHaveLength(1)
   })
 })
 

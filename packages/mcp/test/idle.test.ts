@@ -53,30 +53,45 @@ async function setup(idleTimeoutMs: number) {
   return { ctx, host, http, logs, post }
 }
 
+/**
+ * The idle timeout of the tests: long enough that the requests of one step (initialize, initialized,
+ * a call) never drift apart by it on a loaded machine (400 ms did, at load 30: the session expired
+ * before the call), short enough to wait for.
+ */
+const IDLE_MS = 2000
+
+/** Polls until `check` holds (bounded): expiry is a timer, seen when it has fired, not at a fixed time. */
+async function until(check: () => boolean, what: string, limitMs = 20_000): Promise<void> {
+  const end = Date.now() + limitMs
+  while (!check()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+}
+
 const bash = (command: string, extra: Record<string, unknown> = {}) => ({ name: 'bash', arguments: { command, description: 'test', ...extra } })
 
 describe('HTTP idle expiry', () => {
   it('a background task does not keep its session alive: the session expires and the task is killed', async () => {
-    const { ctx, host, post, logs } = await setup(400)
+    const { ctx, host, post, logs } = await setup(IDLE_MS)
     expect((await post('tools/call', bash('sleep 1000', { run_in_background: true }))).text).toContain('started background task bash-1')
     const task = ctx.bash.get('bash-1')!
     await task.done
     expect(task.status).toBe('killed')
     expect(host.sessions).toHaveLength(0)
-    expect(logs.join('\n')).toMatch(/expired after 0s without a request; its tasks are killed/)
+    expect(logs.join('\n')).toMatch(/expired after 2s without a request; its tasks are killed/)
     // A request for the expired session: "session not found", as after DELETE.
     expect((await post('tools/list')).status).toBe(404)
   })
 
   it('a foreground call longer than the idle timeout keeps it alive; the clock restarts after it', async () => {
-    const { host, post } = await setup(400)
-    const result = await post('tools/call', bash('sleep 1.2; echo done'))
+    const { host, post } = await setup(IDLE_MS)
+    const result = await post('tools/call', bash('sleep 3; echo done'))
     expect(result.status).toBe(200)
     expect(result.text).toContain('done')
     expect(host.sessions).toHaveLength(1)
     expect((await post('tools/list')).status).toBe(200)
-    await new Promise((resolve) => setTimeout(resolve, 1000))
-    expect(host.sessions).toHaveLength(0)
+    await until(() => host.sessions.length === 0, 'the session to expire after the call')
   })
 
   it('0 means never', async () => {

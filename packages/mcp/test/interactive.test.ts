@@ -182,7 +182,7 @@ describe.skipIf(!existsSync(MAIN))('issue #15 acceptance: the fence between two 
   const token = 'interactive-acceptance-token-0123456789'
 
   beforeAll(async () => {
-    proc = spawn(process.execPath, [MAIN, 'mcp', '--http', '127.0.0.1:0', '--token', token], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] })
+    proc = spawn(process.execPath, [MAIN, 'mcp', '--http', '127.0.0.1:0'], { cwd: ROOT, env: { ...process.env, DSH_BASH_TOKEN: token }, stdio: ['ignore', 'ignore', 'pipe'] })
     let err = ''
     proc.stderr!.on('data', (chunk: Buffer) => (err += chunk.toString()))
     for (let i = 0; i < 400 && !url; i++) {

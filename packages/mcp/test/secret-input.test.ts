@@ -5,7 +5,7 @@ import { ElicitationCompleteNotificationSchema, type ElicitRequest, ElicitReques
 import { afterEach, describe, expect, it } from 'vitest'
 import { Agents } from '@deepseek-ai/dsh-agent'
 import { ToolRegistry, type SecretInputAnswer, type SecretInputService } from '@deepseek-ai/dsh-tools'
-import { McpHost, type McpHostOptions, openSecretPage, secretElicitationMessage } from '../src/index.js'
+import { McpHost, MAX_MESSAGE_COMMAND, type McpHostOptions, openSecretPage, SECRET_PAGE_WARNING, secretElicitationMessage } from '../src/index.js'
 
 /** The real host and SDK server; the real SDK client over an in-memory pair; the page over real HTTP. */
 function setup(options: McpHostOptions = {}) {
@@ -36,9 +36,9 @@ function setup(options: McpHostOptions = {}) {
       clients.push(client)
       return { session, client, seen, completed }
     },
-    ask(sessionId: string, signal?: AbortSignal): Promise<SecretInputAnswer> {
+    ask(sessionId: string, signal?: AbortSignal, command = COMMAND): Promise<SecretInputAnswer> {
       const service = ctx.get('secretInput') as SecretInputService
-      return service.ask({ callId: 'x-1', sessionId, taskId: 'bash-7', prompt: 'Password for <sudo>', signal })
+      return service.ask({ callId: 'x-1', sessionId, taskId: 'bash-7', command, prompt: 'Password for <sudo>', signal })
     },
     async dispose() {
       await Promise.all(clients.map((c) => c.close().catch(() => {})))
@@ -48,11 +48,30 @@ function setup(options: McpHostOptions = {}) {
   }
 }
 
+/** The program the reply goes to, as the model wrote it: it reads the reply and hands it back (issue 25, row 8). */
+const COMMAND = `read -s p; echo "$p" | rev`
+
 let current: ReturnType<typeof setup> | undefined
 afterEach(async () => {
   await current?.dispose()
   current = undefined
 })
+
+/**
+ * A client whose person loads the page and declines there; asks once for `command`. What the
+ * client was sent (`seen`) and the page's HTML (`pages`).
+ */
+async function askAndReadPage(app: ReturnType<typeof setup>, command: string): Promise<{ seen: unknown[]; pages: string[] }> {
+  const pages: string[] = []
+  const { session, seen } = await app.connect({ elicitation: { url: {} } }, async (request) => {
+    const url = urlOf(request.params)
+    pages.push(await (await fetch(url)).text())
+    setTimeout(() => void submit(url, { action: 'decline' }), 20)
+    return { action: 'accept' }
+  })
+  expect(await app.ask(session.token, undefined, command)).toEqual({ outcome: 'declined' })
+  return { seen, pages }
+}
 
 /** What a browser does: load the page, then submit the form. */
 async function submit(url: string, fields: Record<string, string>): Promise<{ status: number; body: string }> {
@@ -82,7 +101,16 @@ describe('secretInput over MCP: a URL elicitation of a one-time page', () => {
     const params = seen[0] as { mode: string; url: string; message: string; elicitationId: string }
     expect(params.mode).toBe('url')
     expect(params.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/dsh-bash\/reply\/[A-Za-z0-9_-]{43}$/)
-    expect(params.message).toBe(secretElicitationMessage({ taskId: 'bash-7', prompt: 'Password for <sudo>' }))
+    expect(params.message).toBe(secretElicitationMessage({ taskId: 'bash-7', prompt: 'Password for <sudo>', command: COMMAND }))
+    // What is true: the reply goes to the program the model started, named whole; nothing claims the model cannot see it.
+    expect(params.message).toBe(
+      'Task bash-7 is waiting for your reply: Password for <sudo>\n' +
+        'It goes to this program, which the model started: read -s p; echo "$p" | rev\n' +
+        'Open the page to type it. The reply does not pass through this client or the model, but that program receives it and can print it or pass it on.',
+    )
+    expect(pages[0].html).toContain('<pre id="command">read -s p; echo &#34;$p&#34; | rev</pre>')
+    expect(pages[0].html).toContain(SECRET_PAGE_WARNING)
+    expect(pages[0].html).not.toMatch(/never sees/i)
     expect(JSON.stringify(seen)).not.toContain('secret')
     expect(pages[0].status).toBe(200)
     expect(pages[0].type).toMatch(/^text\/html/)
@@ -132,6 +160,41 @@ describe('secretInput over MCP: a URL elicitation of a one-time page', () => {
     expect(await pending).toEqual({ outcome: 'cancelled' })
   })
 
+  it('a command line with a line break, ESC, CR and a bidi override is shown escaped and whole, in the message and on the page', async () => {
+    const app = (current = setup())
+    // What the person must not be fooled by: a second line, a terminal escape, an overwrite, a reversed tail, markup.
+    const command = 'read -s p\necho "$p" > /tmp/x \u001b[2K\r# harmless \u202Eosla ruoy\u202C <script>alert(1)</script>'
+    const { seen, pages } = await askAndReadPage(app, command)
+    const shown = 'read -s p␊echo "$p" > /tmp/x ␛[2K␍# harmless \\u{202E}osla ruoy\\u{202C} <script>alert(1)</script>'
+    const message = (seen[0] as { message: string }).message
+    expect(message.split('\n')[1]).toBe(`It goes to this program, which the model started: ${shown}`)
+    expect(message).not.toMatch(/[\u001b\r\u202e\u202c]/)
+    expect(message.split('\n')).toHaveLength(3)
+    const html = pages[0]
+    expect(html).toContain('(2 lines: each ␊ is a line break)')
+    expect(html).toContain(
+      '<pre id="command">read -s p␊echo &#34;$p&#34; &#62; /tmp/x ␛[2K␍# harmless \\u{202E}osla ruoy\\u{202C} &#60;script&#62;alert(1)&#60;/script&#62;</pre>',
+    )
+    expect(html).not.toMatch(/[\u001b\r\u202e\u202c]|<script>/)
+  })
+
+  it('a command line too long for the message is named by its length; the page shows it whole', async () => {
+    const app = (current = setup())
+    const command = `read -s p; ${'x'.repeat(MAX_MESSAGE_COMMAND)}; echo "$p"`
+    const { seen, pages } = await askAndReadPage(app, command)
+    expect((seen[0] as { message: string }).message.split('\n')[1]).toBe(
+      `It goes to a program the model started; its command line (${command.length} characters) is shown whole on the page.`,
+    )
+    expect(pages[0]).toContain(`<pre id="command">${command.replaceAll('"', '&#34;')}</pre>`)
+  })
+
+  it('nobody is asked without being told where the reply goes: a request without a command line is "unavailable"', async () => {
+    const app = (current = setup())
+    const { session, seen } = await app.connect({ elicitation: { url: {} } }, () => ({ action: 'decline' }))
+    expect(await app.ask(session.token, undefined, null as unknown as string)).toEqual({ outcome: 'unavailable' })
+    expect(seen).toHaveLength(0)
+  })
+
   it('secretInput: false registers no service', async () => {
     const app = (current = setup({ secretInput: false }))
     await app.connect({ elicitation: { url: {} } })
@@ -141,7 +204,7 @@ describe('secretInput over MCP: a URL elicitation of a one-time page', () => {
 
 describe('the one-time page', () => {
   it('takes one answer at its own path only; anything else is 404, oversized or non-form bodies 400', async () => {
-    const page = await openSecretPage({ prompt: 'Passphrase', taskId: 'bash-1' })
+    const page = await openSecretPage({ prompt: 'Passphrase', taskId: 'bash-1', command: COMMAND })
     try {
       const wrong = page.url.replace(/reply\/.*/, 'reply/guess')
       expect((await fetch(wrong)).status).toBe(404)

@@ -1,8 +1,8 @@
 import { isAbsolute, resolve as resolvePath } from 'node:path'
 import type { Context } from 'cordis'
 import type { BashExecRequest, BashTask, BashTaskRead } from '@deepseek-ai/dsh-bash'
-import type { ApprovalService, ToolCall, ToolCaller, ToolContent } from '@deepseek-ai/dsh-tools'
-import { CALLER_ERROR, hasCode, messageOf, serviceObject } from '@deepseek-ai/dsh-tools'
+import type { ApprovalRequest, ApprovalService, ToolCall, ToolCaller, ToolContent } from '@deepseek-ai/dsh-tools'
+import { approvalTooLong, CALLER_ERROR, hasCode, messageOf, serviceObject } from '@deepseek-ai/dsh-tools'
 import { byteLength, checkBudget, lineCount, type ResultBudget } from './budget.js'
 import { BASH_INPUT_DESCRIPTION, BASH_KILL_DESCRIPTION, BASH_OUTPUT_DESCRIPTION, bashDescription } from './descriptions.js'
 import { readAfterInput } from './input.js'
@@ -280,16 +280,20 @@ async function escalation(ctx: Context, bash: Context['bash'], args: BashArgs, c
   if (!approval) {
     throw toolBashErrors.escalationDenied(`sandbox escalation to "${wanted}" needs approval but no approval service is available`)
   }
+  const request: ApprovalRequest = {
+    callId: call.callId,
+    tool: 'bash',
+    // What runs unconfined: the validated arguments, the whole command (front ends show it escaped, never cut).
+    arguments: call.args,
+    reason: `run with sandbox mode "${wanted}" (now "${current}"): ${justification}`,
+    agent: call.agent,
+    signal: call.signal,
+  }
+  const tooLong = approvalTooLong(request)
+  if (tooLong) throw toolBashErrors.escalationDenied(`sandbox escalation to "${wanted}" cannot be asked about: ${tooLong}`)
   let answer: string
   try {
-    answer = await approval.request({
-      callId: call.callId,
-      tool: 'bash',
-      arguments: call.rawArguments,
-      reason: `run with sandbox mode "${wanted}" (now "${current}"): ${justification}`,
-      agent: call.agent,
-      signal: call.signal,
-    })
+    answer = await approval.request(request)
   } catch {
     answer = 'unavailable'
   }

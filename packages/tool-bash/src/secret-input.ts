@@ -1,5 +1,5 @@
 import type { Context } from 'cordis'
-import { notInteractiveError, taskFinishedError, unknownTaskError } from '@deepseek-ai/dsh-bash'
+import { type BashExecutor, notInteractiveError, taskFinishedError, unknownTaskError } from '@deepseek-ai/dsh-bash'
 import type { SecretInputAnswer, SecretInputService, ToolCall } from '@deepseek-ai/dsh-tools'
 import { codedError } from '@deepseek-ai/dsh-tools'
 import { z } from 'zod'
@@ -18,14 +18,14 @@ export const askUserShape = {
     .string()
     .optional()
     .describe(
-      'Instead of text: ask the user to type the reply themselves (for passwords and other secrets; you never see it). ' +
-        'What to ask, e.g. "Password for sudo". The reply and Enter go to the terminal.',
+      'Instead of text: ask the user to type the reply themselves (for passwords and other secrets), while the program waits at a prompt with echo off. ' +
+        'What to ask, e.g. "Password for sudo". The user is shown this task\'s command line; the reply and Enter go to that program, and the result does not contain the reply.',
     ),
 }
 
 /** What the `bash_input` description gains: when and how to use `ask_user`. */
 export const ASK_USER_SENTENCE =
-  '\n\nFor a password, passphrase or any other secret, do not type it and do not ask for it in chat: pass "ask_user" (what to ask, e.g. "Password for sudo") instead of "text". The user types the reply, it goes to the terminal with Enter, and you only learn that it was typed (or that the user declined or no one can be asked).'
+  '\n\nFor a password, passphrase or any other secret, do not type it and do not ask for it in chat: once the program shows its password prompt, pass "ask_user" (what to ask, e.g. "Password for sudo") instead of "text". The user is shown the task\'s command line and types the reply; it goes to that program with Enter, and you only learn that it was typed (or that the user declined or no one can be asked). It is refused while the terminal would show what is typed (echo on, or a program that reads each key itself).'
 
 /** The first line of a result after the person typed a reply (the reply itself is never shown). */
 export const TYPED_TEXT = '[the user typed a reply; it was sent to the terminal and is not shown]'
@@ -38,6 +38,13 @@ export const SECRET_INPUT_ERROR = {
   cancelled: 'DSH_INPUT_CANCELLED',
   /** No front end can ask a person (no `secretInput` service, or it cannot reach anyone). */
   unavailable: 'DSH_INPUT_UNAVAILABLE',
+  /**
+   * The task's terminal would show the reply: echo is on, or the program reads each key itself
+   * (raw mode: readline prompts echo for themselves). Nobody was asked, or the reply was dropped.
+   */
+  echoOn: 'DSH_INPUT_ECHO_ON',
+  /** The executor cannot read the task's terminal modes: never assumed off. Nothing was sent. */
+  echoUnknown: 'DSH_INPUT_ECHO_UNKNOWN',
   /** `ask_user` and `text` together, neither, or a blank `ask_user`. */
   invalidArguments: 'DSH_INVALID_ARGUMENTS',
 } as const
@@ -48,6 +55,21 @@ export const secretInputErrors = {
   cancelled: (id: string) => codedError(SECRET_INPUT_ERROR.cancelled, `the user's reply for task ${id} was cancelled; nothing was sent`),
   unavailable: (id: string) =>
     codedError(SECRET_INPUT_ERROR.unavailable, `no one can type a reply for task ${id}: this front end cannot ask the user for input; nothing was sent`),
+  echoOn: (id: string) =>
+    codedError(
+      SECRET_INPUT_ERROR.echoOn,
+      `task ${id} is not waiting for a secret: its terminal shows what is typed (echo is on); ask_user works only at a prompt that turned echo off (read -s, sudo, ssh, passwd); nothing was sent`,
+    ),
+  rawMode: (id: string) =>
+    codedError(
+      SECRET_INPUT_ERROR.echoOn,
+      `task ${id} is not waiting for a secret: its program reads each key itself (the terminal is in raw mode) and may show it; ask_user works only at a prompt that turned echo off (read -s, sudo, ssh, passwd); nothing was sent`,
+    ),
+  echoUnknown: (id: string) =>
+    codedError(
+      SECRET_INPUT_ERROR.echoUnknown,
+      `cannot tell whether task ${id} would show what is typed: this executor cannot read its terminal's echo setting; ask_user needs a prompt with echo off; nothing was sent`,
+    ),
   both: () => codedError(SECRET_INPUT_ERROR.invalidArguments, 'invalid ask_user: give either text or ask_user, not both'),
   neither: () => codedError(SECRET_INPUT_ERROR.invalidArguments, 'invalid text: expected text or ask_user'),
   blank: () => codedError(SECRET_INPUT_ERROR.invalidArguments, 'invalid ask_user: expected a non-empty string'),
@@ -63,12 +85,27 @@ export function checkInputChoice(args: { text?: string; ask_user?: string }): vo
 const MAX_PROMPT = 500
 
 /**
+ * Throws unless the task's terminal is as a password prompt leaves it: echo off, line mode on
+ * (`TerminalModes`). An executor that cannot tell is refused too: never assumed.
+ */
+async function assertEchoOff(bash: BashExecutor, taskId: string): Promise<void> {
+  const modes = bash.terminalModes ? await bash.terminalModes(taskId) : undefined
+  if (!modes) throw secretInputErrors.echoUnknown(taskId)
+  if (modes.echo) throw secretInputErrors.echoOn(taskId)
+  if (!modes.canonical) throw secretInputErrors.rawMode(taskId)
+}
+
+/**
  * Asks the person for the reply and writes it (plus `\n`) to the task's terminal. The caller has
- * fenced the task already. Before anyone is asked, the task must exist, be interactive and still
- * run (the executor's own coded errors otherwise): nobody types a password for a task that cannot
- * take it. Resolves once the reply is handed to the terminal, after `mask` has it (every later
- * read of the task hides it: a program that did not turn its echo off shows what was typed); every
- * outcome that sends nothing is a coded error. The reply is never returned, never in a message.
+ * fenced the task already. Before anyone is asked, the task must exist, be interactive, still run
+ * (the executor's own coded errors otherwise) and wait with its terminal's echo off (read twice:
+ * before the person is asked, and again right before the reply is written, since the program may
+ * have moved on meanwhile): nobody types a password for a task that cannot take it or would show
+ * it. The person is told the task's command line (`SecretInputRequest.command`): the reply goes to
+ * the program the model started, which can do with it what it likes; echo off only keeps the
+ * terminal from printing it. Resolves once the reply is handed to the terminal, after `mask` has
+ * it (every later read of the task hides it, should the program print it back); every outcome that
+ * sends nothing is a coded error. The reply is never returned, never in a message.
  */
 export async function sendUserReply(ctx: Context, call: ToolCall, taskId: string, prompt: string, mask: ReplyMask): Promise<void> {
   const bash = ctx.bash
@@ -80,12 +117,14 @@ export async function sendUserReply(ctx: Context, call: ToolCall, taskId: string
   if (typeof service?.ask !== 'function') throw secretInputErrors.unavailable(taskId)
   const sessionId = call.agent?.session?.header?.id
   if (sessionId === undefined) throw secretInputErrors.unavailable(taskId)
+  await assertEchoOff(bash, taskId)
   let answer: SecretInputAnswer
   try {
     answer = await service.ask({
       callId: call.callId,
       sessionId,
       taskId,
+      command: task.command,
       prompt: prompt.length > MAX_PROMPT ? `${prompt.slice(0, MAX_PROMPT)}…` : prompt,
       signal: call.signal,
     })
@@ -97,6 +136,9 @@ export async function sendUserReply(ctx: Context, call: ToolCall, taskId: string
   switch (answer?.outcome) {
     case 'typed':
       if (typeof answer.text !== 'string') throw secretInputErrors.unavailable(taskId)
+      // The person took their time: the program may have left its prompt (a timed-out `read -s`
+      // followed by `cat`). Read again; what is dropped here was never sent anywhere.
+      await assertEchoOff(bash, taskId)
       // Remembered before the write: the echo can come back before the write resolves.
       mask.remember(taskId, answer.text, (id) => bash.get(id) !== undefined)
       await bash.write(taskId, `${answer.text}\n`)

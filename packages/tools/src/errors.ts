@@ -40,6 +40,8 @@ export const TOOL_ERROR = {
   rejected: 'DSH_REJECTED',
   /** The approval request was cancelled. */
   approvalCancelled: 'DSH_APPROVAL_CANCELLED',
+  /** The call's approval text is longer than `MAX_APPROVAL_TEXT`: nobody was asked, nothing ran. */
+  approvalTooLong: 'DSH_APPROVAL_TOO_LONG',
   /** `register` got a tool with an invalid name or no execute function. */
   invalidTool: 'DSH_INVALID_TOOL',
   /** `register` got a name that is already registered. */
@@ -55,6 +57,7 @@ export const toolErrors = {
   denied: (message: string) => codedError(TOOL_ERROR.denied, message),
   rejected: (why: string) => codedError(TOOL_ERROR.rejected, `rejected by the user${why}`),
   approvalCancelled: (why: string) => codedError(TOOL_ERROR.approvalCancelled, `approval was cancelled${why}`),
+  approvalTooLong: (tooLong: string, why: string) => codedError(TOOL_ERROR.approvalTooLong, `denied: ${tooLong}${why}`),
   contract: (message: string) => codedError(TOOL_ERROR.contract, message),
   invalidTool: (message: string) => codedError(TOOL_ERROR.invalidTool, message),
   duplicateTool: (name: string) => codedError(TOOL_ERROR.duplicateTool, `tool "${name}" is already registered`),

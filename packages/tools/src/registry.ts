@@ -3,8 +3,10 @@ import { z } from 'zod'
 import { codeOf, toolErrors } from './errors.js'
 import { snapshotArguments } from './snapshot.js'
 import { serviceObject } from './service-object.js'
+import { approvalTooLong } from './approval-text.js'
 import type {
   ApprovalDecision,
+  ApprovalRequest,
   ApprovalService,
   CallChanges,
   ExecuteMiddleware,
@@ -278,17 +280,22 @@ export class ToolRegistry extends Service {
     if (!approval || typeof approval.request !== 'function') {
       throw toolErrors.denied(`denied: approval required but no approval service is available${why}`)
     }
+    const request: ApprovalRequest = {
+      callId: call.callId,
+      tool: call.name,
+      // What the person approves is exactly what will run: the validated arguments.
+      arguments: call.args,
+      reason: decision.reason,
+      agent: call.agent,
+      signal: call.signal,
+    }
+    if (Array.isArray(decision.reasons) && decision.reasons.length > 0) request.reasons = Object.freeze([...decision.reasons])
+    // Shown whole or not at all: a cut text could hide the part that runs.
+    const tooLong = approvalTooLong(request)
+    if (tooLong) throw toolErrors.approvalTooLong(tooLong, why)
     let answer: ApprovalDecision
     try {
-      answer = await approval.request({
-        callId: call.callId,
-        tool: call.name,
-        // What the person approves is exactly what will run: the validated arguments.
-        arguments: call.args,
-        reason: decision.reason,
-        agent: call.agent,
-        signal: call.signal,
-      })
+      answer = await approval.request(request)
     } catch (error) {
       this._warn(`approval service failed: ${messageOf(error)}`)
       answer = 'unavailable'

@@ -1,7 +1,9 @@
 /**
  * The optional `secretInput` service (`ctx.secretInput`): a person types a reply for a program's
- * prompt (a password, a passphrase) that goes straight to the task's terminal, so the model never
- * sees it. Front ends provide it (the REPL reads a line without echo; the MCP server opens a
+ * prompt (a password, a passphrase) that goes straight to the task's terminal: it is never part of
+ * a tool result, a log or a message to the model. But the program that receives it was started by
+ * the model, and can print it, store it or send it on: so front ends show the person that program's
+ * command line (`command`) and say so. Front ends provide it (the REPL reads a line without echo; the MCP server opens a
  * one-time page through a URL-mode elicitation). Register it with `ctx.set('secretInput', service)`.
  *
  * The reply is a secret: a service never logs it, never puts it in an error message, and drops its
@@ -22,7 +24,12 @@ export interface SecretInputRequest {
   sessionId: string
   /** The background task the reply goes to, e.g. `bash-3`. */
   taskId: string
-  /** What the model says the reply is for (e.g. `Password for sudo`); shown to the person as it is. */
+  /**
+   * The task's command line, as the model wrote it: the program the reply goes to. Raw (newlines,
+   * escape sequences, bidi overrides included): front ends show it whole through `visibleText`.
+   */
+  command: string
+  /** What the model says the reply is for (e.g. `Password for sudo`); raw model text: shown through `visibleText`. */
   prompt: string
   /** Cancels the question (the tool call was aborted); the service then answers `cancelled`. */
   signal?: AbortSignal

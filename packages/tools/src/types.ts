@@ -144,7 +144,16 @@ export interface ToolSchema {
 export type PreExecuteDecision =
   | { kind: 'allow' }
   | { kind: 'deny'; reason?: string }
-  | { kind: 'ask'; reason?: string }
+  | {
+      kind: 'ask'
+      reason?: string
+      /**
+       * Every reason the call needs approval, when there are several (a command line with two
+       * commands that each need it): passed on as `ApprovalRequest.reasons`. `reason` stays the one
+       * the result's error text names; listeners that give only `reason` need not set it.
+       */
+      reasons?: readonly string[]
+    }
 
 export type PreExecuteListener = (
   call: ToolCall,
@@ -209,8 +218,15 @@ export interface ApprovalRequest {
   tool: string
   /** The frozen arguments of the call. */
   arguments: Readonly<Record<string, unknown>>
-  /** Why the call needs approval (from the listener that asked). */
+  /** Why the call needs approval (from the listener that asked): the first of `reasons`. */
   reason?: string
+  /**
+   * Every reason the call needs approval, in the listener's order (for a command line: one per simple
+   * command that needs it, in reading order), `reason` among them. Optional: absent when the listener
+   * gave one reason. A person must see all of them (`approvalText` lists them); never only the first.
+   * Model-controlled text inside (a quoted command, a justification) is raw: escape it for display.
+   */
+  reasons?: readonly string[]
   agent?: ToolCaller
   signal?: AbortSignal
 }
@@ -218,6 +234,10 @@ export interface ApprovalRequest {
 /**
  * The optional `approval` service (`ctx.approval`): a person (REPL prompt, MCP elicitation) decides.
  * Register it with `ctx.set('approval', service)` or as a cordis Service named `approval`.
+ *
+ * Show the person `approvalText(request)` whole: it holds the whole command, every reason, and only
+ * visible characters. The pipeline (and tool-bash's escalation) never asks about a call whose text
+ * is longer than `MAX_APPROVAL_TEXT`; a service that gets one anyway answers `unavailable`, never cuts.
  */
 export interface ApprovalService {
   request(request: ApprovalRequest): Promise<ApprovalDecision>

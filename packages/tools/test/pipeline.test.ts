@@ -1,7 +1,7 @@
 import { recordLogs } from '@deepseek-ai/dsh-bash'
 import { afterEach, describe, expect, it, onTestFinished, vi } from 'vitest'
 import { z } from 'zod'
-import type { ApprovalDecision, ApprovalRequest, ToolCaller } from '../src/index.js'
+import { type ApprovalDecision, type ApprovalRequest, MAX_APPROVAL_TEXT, type ToolCaller } from '../src/index.js'
 import { createContext, echoTool, text, usePlugin } from './helpers.js'
 
 const agent: ToolCaller = { id: 'agent-1', session: { header: { id: 'session-1', cwd: '/tmp' } } }
@@ -277,6 +277,32 @@ describe('ask and the approval service', () => {
     expect(withReason.execute).not.toHaveBeenCalled()
     const withoutReason = setup(undefined)
     expect(await withoutReason.run()).toEqual(errorOf('denied: approval required but no approval service is available', 'DSH_DENIED'))
+  })
+
+  it('every reason of the listener reaches the service (reasons), the first one names the error', async () => {
+    const ctx = createContext()
+    ctx.tools.register(echoTool('echo'))
+    ctx.tools.onPreExecute(() => ({ kind: 'ask', reason: 'first', reasons: ['first', 'second'] }))
+    const requests: ApprovalRequest[] = []
+    ctx.set('approval', { request: async (request: ApprovalRequest) => (requests.push(request), 'rejected' as const) })
+    expect(await ctx.tools.execute({ callId: 'c', name: 'echo', arguments: { command: 'a\nb' } })).toEqual(errorOf('rejected by the user: first', 'DSH_REJECTED'))
+    expect(requests[0]).toMatchObject({ reason: 'first', reasons: ['first', 'second'] })
+    expect(Object.isFrozen(requests[0].reasons)).toBe(true)
+  })
+
+  it('a call too long to show whole is refused before anyone is asked (never shown cut)', async () => {
+    const { execute, requests, ctx } = setup(async () => 'allowed-once', 'writes files')
+    // As shown: "echo: echo ok # " + 8000 x + "␊rm -rf build", the line count, the reason: 8084 characters.
+    const command = `echo ok # ${'x'.repeat(MAX_APPROVAL_TEXT)}\nrm -rf build`
+    const result = await ctx.tools.execute({ callId: 'c', name: 'echo', arguments: { command } })
+    expect(result).toEqual(
+      errorOf(
+        `denied: the call is too long to show for approval (${MAX_APPROVAL_TEXT + 84} characters, at most ${MAX_APPROVAL_TEXT}): split it into shorter calls: writes files`,
+        'DSH_APPROVAL_TOO_LONG',
+      ),
+    )
+    expect(requests).toHaveLength(0)
+    expect(execute).not.toHaveBeenCalled()
   })
 
   it('an approval service provided by a plugin stops answering when it unloads', async () => {

@@ -37,6 +37,12 @@ export const HOSTILE_ENV: Record<string, string> = {
   OPT: '--pre=touch pwned-opt',
   FOO: '-exec',
   N: '1+a[$(touch pwned-n)]',
+  // Split into words, a value can move where a wrapper's command starts (`timeout $w ls` runs touch).
+  w: '5 touch pwned-w',
+  u: '-u',
+  // `cd src` may land elsewhere (and print where): the directory bash picks, not the policy.
+  CDPATH: '/tmp/tpl',
+  OLDPWD: '/tmp/tpl/evilbin',
 }
 
 /** Why the oracle cannot run here, or undefined when bwrap and strace work. */
@@ -74,6 +80,8 @@ function makeTemplate(root: string): string {
   writeFileSync(join(tpl, 'src', 'x.ts'), 'export const x = 1 // TODO\n')
   writeFileSync(join(tpl, 'src', 'y.ts'), 'export const y = 2\n')
   for (const name of ['-delete', '--output=pwned-out', '-fprint', '--pre=touch', '-exec']) writeFileSync(join(tpl, name), '')
+  // Behind a literal prefix (`src/*`) such names stay operands.
+  for (const name of ['-delete', '--pre=touch']) writeFileSync(join(tpl, 'src', name), '')
   for (const name of ['ls', 'cat', 'grep', 'echo']) {
     writeFileSync(join(tpl, 'evilbin', name), '#!/bin/sh\ntouch pwned-evilbin\n')
     chmodSync(join(tpl, 'evilbin', name), 0o755)

@@ -118,6 +118,17 @@ export function defineInteractiveConformance(context: InteractiveConformanceCont
       expect(bash.readOutput(plain.id).delta).toBe('term=dumb\nno-tty\n')
     })
 
+    it('get the pagers\' secure modes (TERMINAL_ENV): the model types into them unchecked', async () => {
+      const bash = await context.executor()
+      const t = new Transcript(bash, start(bash, 'echo "less=$LESSSECURE allow=[${LESSSECURE_ALLOW-unset}] more=$MORESECURE systemd=$SYSTEMD_PAGERSECURE pager=$PAGER"'))
+      await t.end()
+      expect(t.text).toContain('less=1 allow=[] more=1 systemd=1 pager=cat\n')
+      // A trusted caller's env still wins.
+      const own = bash.start(bash.resolve({ command: 'echo "less=$LESSSECURE"', workdir, interactive: true, env: { LESSSECURE: '0' } }))
+      await own.done
+      expect(bash.readOutput(own.id).delta).toContain('less=0')
+    })
+
     it('shows a prompt while it waits, once; the input answers it', async () => {
       const t = await session(`read -p 'Name? ' n; echo "hi $n"`)
       await t.until((text) => text === 'Name? ')
@@ -222,6 +233,27 @@ export function defineInteractiveConformance(context: InteractiveConformanceCont
       expect(await bash.kill(t.task.id)).toBe(true)
       expect(t.task.status).toBe('killed')
       expect(await context.countProcesses(`1000.${marker}`)).toBe(0)
+    })
+
+    it('reads the terminal modes as the program sets them: read -s echo off in line mode, read -e raw, cat echo on; coded errors', async () => {
+      const bash = await context.executor()
+      expect(typeof bash.terminalModes, 'the executor reads its terminals\' modes (terminalModes)').toBe('function')
+      const modes = (id: string) => bash.terminalModes!(id)
+      // Each waits for its own input line; the modes change as each program takes the terminal.
+      const t = new Transcript(bash, start(bash, `read -s -p 'Password: ' p; echo; read -e -p 'Line: ' q; echo; cat`))
+      await vi.waitFor(async () => expect(await modes(t.task.id)).toEqual({ echo: false, canonical: true }), WAIT)
+      await t.send('hidden\n')
+      await vi.waitFor(async () => expect(await modes(t.task.id)).toEqual({ echo: false, canonical: false }), WAIT)
+      await t.send('typed\n')
+      await vi.waitFor(async () => expect(await modes(t.task.id)).toEqual({ echo: true, canonical: true }), WAIT)
+      await t.send('\u0004')
+      await t.end()
+      expect(t.task.status).toBe('completed')
+      await expect(modes(t.task.id)).rejects.toMatchObject({ code: BASH_ERROR.taskFinished })
+      await expect(modes('bash-999')).rejects.toMatchObject({ code: BASH_ERROR.unknownTask })
+      const plain = bash.start(bash.resolve({ command: 'sleep 0.2', workdir }))
+      await expect(modes(plain.id)).rejects.toMatchObject({ code: BASH_ERROR.notInteractive })
+      await plain.done
     })
 
     it('write errors are coded: unknown task, not interactive (exact text), finished (naming its status); run refuses interactive', async () => {
