@@ -60,6 +60,25 @@ export class ContainerExecutor extends AgentSessionExecutor<ContainerSession> {
     this._sweep = parsed.sweep ? sweepDeadServers(engine).then(() => undefined, () => undefined) : Promise.resolve()
   }
 
+  /**
+   * The engine answers and has the image (it is never pulled): otherwise the start fails with the
+   * engine's address or the image's name and what to do.
+   */
+  override async check(): Promise<void> {
+    try {
+      await this.engine.request('GET', '/version', undefined, 15_000)
+    } catch (error) {
+      throw new Error(`${messageOf(error)} (start Docker or Podman, or point --engine or DOCKER_HOST at it)`)
+    }
+    const image = this.containerConfig.image
+    try {
+      await this.engine.request('GET', `/images/${encodeURIComponent(image)}/json`, undefined, 15_000)
+    } catch (error) {
+      if ((error as { status?: number }).status === 404) throw new Error(`the image ${image} is not on the engine, and it is never pulled (docker pull ${image}, or name another with --image)`)
+      throw new Error(`cannot inspect the image ${image}: ${messageOf(error)}`)
+    }
+  }
+
   /** The container id of an owner's session (undefined before its first command). */
   async containerOf(owner: string | undefined): Promise<string | undefined> {
     return (await this.sessionOf(owner))?.id

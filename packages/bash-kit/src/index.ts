@@ -7,6 +7,8 @@ export {
   BASH_ENV_NEXT_VARIABLE,
   buildEnvironment,
   looksSecret,
+  secretRules,
+  SECRET_PATTERN_SYNTAX,
   type EnvironmentOptions,
 } from './env.js'
 export {

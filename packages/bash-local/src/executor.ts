@@ -151,7 +151,8 @@ export class LocalExecutor extends ProcessExecutor {
     try {
       line = this.commandLine(spec, scriptPath)
       if (this.transform) {
-        const result = this.transform({ spec, label, line, privateDir: this.spillDir, ownerDir: this.ownerSpillDir(spec.owner) })
+        const executorDirs = this.pipePool ? [this.spillDir, this.pipePool.dir] : [this.spillDir]
+        const result = this.transform({ spec, label, line, privateDir: this.spillDir, ownerDir: this.ownerSpillDir(spec.owner), executorDirs })
         if (result.kind === 'refused') throw codedError(result.code ?? BASH_ERROR.startFailed, result.reason)
         transformed = result
         line = result.line

@@ -26,6 +26,11 @@ export interface TransformInput {
    * The only part of `privateDir` a confined command needs to see; other owners' directories stay hidden.
    */
   ownerDir: string
+  /**
+   * Every directory the executor keeps for itself: `privateDir` and, with FIFO pipes, the pipe
+   * pool's. A confined command must see none of them, except `ownerDir`; never the workspace.
+   */
+  executorDirs: string[]
 }
 
 export type TransformResult = TransformedLaunch | TransformRefusal

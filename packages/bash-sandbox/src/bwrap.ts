@@ -31,11 +31,18 @@ export interface BwrapPlan {
   workspaceRoot: string
   /** Git metadata mounts inside the workspace root, applied after its writable bind (see `git.ts`). */
   protections: GitProtection[]
-  /** The command's working directory (absolute). */
+  /** The command's working directory (absolute; it must be visible in the sandbox, see `privacy.ts`). */
   workdir: string
-  /** Physical path of the working directory. */
-  workdirReal: string
-  /** Host directories the private /tmp would hide that the command must see, read-only (the spill directory). */
+  /**
+   * Paths that must show nothing (the executor's private directories, at every path a mount
+   * makes them reachable): each is covered by an empty tmpfs after every bind. Those under /tmp
+   * outside the workspace root are hidden by the private /tmp already and are left out.
+   */
+  hidden: string[]
+  /**
+   * Host directories the command must see, read-only, bound after the masks (the owner's own
+   * spill directory, inside a hidden one).
+   */
   readOnlyExtras: string[]
   /**
    * True for an interactive command (its own pseudo-terminal as fds 0-2 and controlling terminal):
@@ -75,11 +82,12 @@ export function bwrapArgs(plan: BwrapPlan): string[] {
   args.push('--tmpfs', '/tmp')
   // Paths under /tmp are hidden by the private /tmp: bind the ones the command needs again.
   if (rootUnderTmp) bindRoot()
-  const workdirVisible = plan.workdirReal === '/tmp' || !isWithin(plan.workdirReal, '/tmp') || (rootUnderTmp && isWithin(plan.workdirReal, root))
-  if (!workdirVisible) args.push('--ro-bind', plan.workdirReal, plan.workdirReal)
-  for (const extra of plan.readOnlyExtras) {
-    if (isWithin(extra, '/tmp') || isWithin(extra, root)) args.push('--ro-bind', extra, extra)
+  // After every bind that could show them: the executor's private directories, emptied…
+  for (const path of plan.hidden) {
+    if (!isWithin(path, '/tmp') || isWithin(path, root)) args.push('--tmpfs', path)
   }
+  // …but for what the command needs of them.
+  for (const extra of plan.readOnlyExtras) args.push('--ro-bind', extra, extra)
   // The namespaces (see the README, "Namespaces"): pid, ipc, uts and cgroup always, net when the
   // network is off; no user namespace.
   args.push('--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try', ...(plan.terminal ? [] : ['--new-session']), '--cap-drop', 'ALL')
@@ -157,8 +165,8 @@ export function probeBwrap(options: {
   shellPath: string
   network: boolean
   statusPath: string
-  /** The compiled seccomp filter (see `seccomp.ts`), handed to bwrap as fd 4. */
-  seccompPath: string
+  /** Opens a new descriptor of the compiled seccomp filter (see `seccomp-fd.ts`), handed to bwrap as fd 4. */
+  openFilter: () => number
   timeoutMs?: number
 }): string | undefined {
   const args = bwrapArgs({
@@ -167,7 +175,7 @@ export function probeBwrap(options: {
     workspaceRoot: '/',
     protections: [],
     workdir: '/',
-    workdirReal: '/',
+    hidden: [],
     readOnlyExtras: [],
   })
   let fd: number
@@ -179,7 +187,7 @@ export function probeBwrap(options: {
   let result
   let filterFd: number | undefined
   try {
-    filterFd = openSync(options.seccompPath, 'r')
+    filterFd = options.openFilter()
     result = spawnSync(options.bwrapPath, [...args, '--', options.shellPath, '--noprofile', '--norc', '-c', 'exit 0'], {
       stdio: ['ignore', 'ignore', 'pipe', fd, filterFd],
       timeout: options.timeoutMs ?? 15_000,

@@ -1,4 +1,5 @@
 import { realpathSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { resolve as resolvePath } from 'node:path'
 import type { Context } from 'cordis'
 import { BASH_ERROR, type BashExecRequest, type BashExecSpec, codedError, isDirectory } from '@deepseek-ai/dsh-bash'
@@ -12,6 +13,7 @@ import {
   type SandboxExecutorConfigInput,
   type SandboxModeName,
 } from './config.js'
+import { checkSpillPlacement, currentMounts } from './privacy.js'
 import { BwrapSandbox, UNAVAILABLE_PREFIX } from './sandbox.js'
 
 export { UNAVAILABLE_PREFIX }
@@ -44,6 +46,9 @@ export class SandboxExecutor extends LocalExecutor {
     const parsed = parseSandboxConfig(config)
     // Checked before the executor registers itself, so that a bad root leaves nothing behind.
     const workspaceRoot = physicalDirectory(parsed.workspaceRoot, parsed.cwd)
+    // The executor's private directories are made under the spill directory (as the local
+    // executor does): never where a workspace-write command could write.
+    checkSpillPlacement(resolvePath(parsed.spillDir ?? tmpdir()), workspaceRoot, currentMounts())
     const local: Record<string, unknown> = { ...parsed }
     for (const key of SANDBOX_KEYS) delete local[key]
     const bwrapPath = lookupExecutable(parsed.bwrapPath ?? 'bwrap')
@@ -56,6 +61,11 @@ export class SandboxExecutor extends LocalExecutor {
     this.bwrapPath = bwrapPath
     // Probed once: every confined command is refused with this reason when bwrap cannot work here.
     sandbox.probe({ privateDir: this.spillDir, shellPath: this.shellPath, containment: this.containment, containmentNote: this.containmentNote })
+  }
+
+  protected async disposeBackend(): Promise<void> {
+    await super.disposeBackend()
+    this.sandbox.release()
   }
 
   /** Why confined commands are refused; undefined when the sandbox works. */

@@ -1,11 +1,13 @@
-import { closeSync, existsSync, fstatSync, constants as fsConstants, mkdirSync, openSync, readlinkSync, realpathSync, rmdirSync, writeFileSync } from 'node:fs'
+import { closeSync, existsSync, fstatSync, constants as fsConstants, mkdirSync, openSync, readlinkSync, realpathSync, rmdirSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import type { CommandLine, TransformInput, TransformResult } from '@deepseek-ai/dsh-bash-local'
 import { bwrapArgs, FIRST_PROTECTION_FD, lookupExecutable, openStatusFile, probeBwrap, removeFile } from './bwrap.js'
 import { SandboxedCommand } from './command.js'
 import { checkRequestedMode, type SandboxExecutorConfig, type SandboxModeName } from './config.js'
-import { findGitMetadata, type GitProtection, gitMounts } from './git.js'
+import { findGitMetadata, type GitProtection, gitMounts, isWithin } from './git.js'
 import { buildSeccompFilter } from './seccomp.js'
+import { SeccompProgram } from './seccomp-fd.js'
+import { checkWorkdirOutsideTmp, checkWorkdirPrivacy, currentMounts, hiddenPaths, SPILL_IN_WORKSPACE } from './privacy.js'
 import { BASH_ERROR } from '@deepseek-ai/dsh-bash'
 
 /** The start of every refusal when the sandbox cannot work on this machine. */
@@ -27,7 +29,8 @@ export interface SandboxSettings {
 export class BwrapSandbox {
   /** Why confined commands are refused; set by `probe`. */
   unavailableReason: string | undefined
-  private seccompPath?: string
+  /** The seccomp program, held in memory (never reopened by a path a command could reach). */
+  private seccomp?: SeccompProgram
   private readonly guards = new GuardRegistry()
   /** GNU env, for interactive commands (see `terminalLine`); looked up at the first one. */
   private envPath?: string | null
@@ -40,8 +43,8 @@ export class BwrapSandbox {
   constructor(private readonly settings: SandboxSettings) {}
 
   /**
-   * Writes the seccomp program into the executor's private directory and runs bwrap once with the
-   * full confinement. Sets `unavailableReason` when the sandbox cannot work here.
+   * Builds the seccomp program (kept by a descriptor, see `SeccompProgram`) and runs bwrap once
+   * with the full confinement. Sets `unavailableReason` when the sandbox cannot work here.
    */
   probe(options: { privateDir: string; shellPath: string; containment: string; containmentNote: string }): void {
     const { config, bwrapPath } = this.settings
@@ -62,26 +65,30 @@ export class BwrapSandbox {
     }
     let filter: Buffer
     try {
-      filter = buildSeccompFilter({ denyUnixSockets: !config.network })
+      filter = buildSeccompFilter({ network: config.network })
+      this.seccomp = SeccompProgram.create(filter, options.privateDir)
     } catch (error) {
       return `${UNAVAILABLE_PREFIX}: ${(error as Error).message}`
     }
-    const seccompPath = join(options.privateDir, 'dsh-bash-seccomp.bpf')
-    writeFileSync(seccompPath, filter, { mode: 0o600, flag: 'wx' })
-    this.seccompPath = seccompPath
+    const seccomp = this.seccomp
     const reason = probeBwrap({
       bwrapPath,
       shellPath: options.shellPath,
       network: config.network,
       statusPath: join(options.privateDir, 'dsh-bash-probe-bwrap.json'),
-      seccompPath,
+      openFilter: () => seccomp.open(),
     })
     return reason ? `${UNAVAILABLE_PREFIX}: ${reason}` : undefined
   }
 
+  /** Lets the seccomp program go (the executor's disposal, once no command runs). */
+  release(): void {
+    this.seccomp?.release()
+  }
+
   /** The transform (bound: pass it as the local executor's `LaunchTransform`). */
   readonly transform = (input: TransformInput): TransformResult => {
-    const { spec, label, line, privateDir, ownerDir } = input
+    const { spec, label, line, privateDir, ownerDir, executorDirs } = input
     let mode: SandboxModeName
     try {
       // Resolved once, by `resolve`; a hand-made spec with a bad mode is refused all the same.
@@ -97,11 +104,18 @@ export class BwrapSandbox {
     const cleanup: Array<() => void> = []
     const fds: number[] = []
     try {
+      // Where the executor's own directories can be seen (mounts may have changed since the start).
+      const hidden = hiddenPaths(executorDirs, currentMounts())
+      const inWorkspace = mode === 'workspace-write' ? hidden.find((path) => isWithin(path, workspaceRoot)) : undefined
+      if (inWorkspace !== undefined) throw new Error(`${SPILL_IN_WORKSPACE}, so no command was run: ${inWorkspace} (workspace root ${workspaceRoot})`)
+      const workdirReal = realpathSync(spec.workdir)
+      checkWorkdirPrivacy(spec.workdir, workdirReal, hidden)
+      checkWorkdirOutsideTmp(spec.workdir, workdirReal, workspaceRoot)
       const statusPath = join(privateDir, `dsh-bash-${label}-bwrap.json`)
       // Handed to bwrap as fd 3 (`--json-status-fd 3`), fd 4 (`--seccomp 4`), then the protections.
       fds.push(openStatusFile(statusPath))
       cleanup.push(() => removeFile(statusPath))
-      fds.push(openSync(this.seccompPath!, 'r'))
+      fds.push(this.seccomp!.open())
       let protections: GitProtection[] = []
       if (mode === 'workspace-write') {
         const git = findGitMetadata(workspaceRoot)
@@ -119,9 +133,9 @@ export class BwrapSandbox {
         workspaceRoot,
         protections,
         workdir: spec.workdir,
-        workdirReal: realpathSync(spec.workdir),
-        // The owner's directory (its full outputs, long scripts) lives under /tmp by default: keep it
-        // readable. Only this owner's: other sessions' spill files stay under the private /tmp.
+        hidden,
+        // The owner's directory (its full outputs, long scripts), inside a hidden one: readable.
+        // Only this owner's: other sessions' spill files stay hidden.
         readOnlyExtras: [realpathSync(ownerDir)],
         ...(spec.interactive ? { terminal: true } : {}),
       })
@@ -137,7 +151,9 @@ export class BwrapSandbox {
       // Nothing is started: undo what was set up, and refuse with the reason.
       for (const fd of fds) closeQuietly(fd)
       for (const undo of cleanup.reverse()) undo()
-      return { kind: 'refused', reason: (error as Error).message, code: BASH_ERROR.sandboxUnavailable }
+      // A refused workdir keeps its own code (an invalid request); everything else is the sandbox's.
+      const code = (error as { code?: unknown }).code === BASH_ERROR.invalidRequest ? BASH_ERROR.invalidRequest : BASH_ERROR.sandboxUnavailable
+      return { kind: 'refused', reason: (error as Error).message, code }
     }
   }
 }

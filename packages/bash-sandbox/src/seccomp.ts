@@ -7,10 +7,16 @@
  *   the host's /proc/keys), so only a filter keeps commands out of the host's keyrings;
  * - `io_uring_setup`, `io_uring_enter`, `io_uring_register`: io_uring performs socket and file
  *   operations without the system calls this filter inspects;
- * - with the network off, `socket(AF_UNIX, …)`: a private network namespace cuts TCP, UDP and
- *   abstract sockets, but a socket *file* on the read-only host file system (`/run/docker.sock`,
- *   D-Bus, an SSH agent) can still be connected to. `socketpair` stays allowed (it connects to
- *   nothing outside the command);
+ * - `socket` of any address family but an allowed few (an allow-list, not a deny-list: the kernel
+ *   has some 45 families, several of them not network-namespaced, and asking for one may load its
+ *   module): with the network off only AF_INET, AF_INET6 and AF_NETLINK, which the private network
+ *   namespace confines to its own loopback and its own interfaces; with the network on AF_UNIX
+ *   too. Everything else fails, notably AF_VSOCK (not namespaced: it reaches the hypervisor's
+ *   services from any namespace), AF_UNIX with the network off (a socket *file* on the read-only
+ *   host file system, `/run/docker.sock`, D-Bus, an SSH agent, can still be connected to),
+ *   AF_PACKET, AF_BLUETOOTH (init namespace only: reachable with the network on), AF_ALG. `socketpair`
+ *   stays allowed for AF_UNIX only (it connects to nothing outside the command; no other family
+ *   that supports it is needed);
  * - the terminal ioctls `TIOCSTI` (push bytes into a terminal's input, as if typed) and
  *   `TIOCLINUX` (the console's selection can be pasted the same way): the sandbox has no
  *   controlling terminal already (`bwrap --new-session`), which the kernel requires for TIOCSTI
@@ -37,7 +43,11 @@ const SECCOMP_RET_KILL_PROCESS = 0x80000000
 const SECCOMP_RET_ERRNO = 0x00050000
 const SECCOMP_RET_ALLOW = 0x7fff0000
 const EPERM = 1
+/** Address families (`linux/socket.h`, the same on every architecture). */
 const AF_UNIX = 1
+const AF_INET = 2
+const AF_INET6 = 10
+const AF_NETLINK = 16
 /** Terminal ioctls that inject input (asm-generic values, the same on x86_64 and arm64). */
 const TIOCSTI = 0x5412
 const TIOCLINUX = 0x541c
@@ -50,6 +60,7 @@ interface ArchTable {
   keyring: number[]
   ioUring: number[]
   socket: number
+  socketpair: number
   ioctl: number
   /** True on x86_64, where x32 calls share the architecture value. */
   x32Bit: boolean
@@ -57,13 +68,16 @@ interface ArchTable {
 
 /** System call numbers of the architectures Node.js runs on here. */
 const ARCHES: Record<string, ArchTable> = {
-  x64: { audit: 0xc000003e, keyring: [248, 249, 250], ioUring: [425, 426, 427], socket: 41, ioctl: 16, x32Bit: true },
-  arm64: { audit: 0xc00000b7, keyring: [217, 218, 219], ioUring: [425, 426, 427], socket: 198, ioctl: 29, x32Bit: false },
+  x64: { audit: 0xc000003e, keyring: [248, 249, 250], ioUring: [425, 426, 427], socket: 41, socketpair: 53, ioctl: 16, x32Bit: true },
+  arm64: { audit: 0xc00000b7, keyring: [217, 218, 219], ioUring: [425, 426, 427], socket: 198, socketpair: 199, ioctl: 29, x32Bit: false },
 }
 
 export interface FilterOptions {
-  /** Refuse `socket(AF_UNIX, …)` (the network is off). */
-  denyUnixSockets: boolean
+  /**
+   * Whether the command keeps the host's network. Off: `socket` only for AF_INET, AF_INET6 and
+   * AF_NETLINK (a private network namespace holds them); on: AF_UNIX too.
+   */
+  network: boolean
   /** `process.arch` by default. */
   arch?: string
 }
@@ -86,9 +100,10 @@ export function buildSeccompFilter(options: FilterOptions): Buffer {
   if (table.x32Bit) program.push({ code: BPF_JGE_K, k: X32_SYSCALL_BIT, jt: 'kill', jf: 'next' })
   for (const nr of [...table.keyring, ...table.ioUring]) program.push({ code: BPF_JEQ_K, k: nr, jt: 'deny', jf: 'next' })
   program.push({ code: BPF_JEQ_K, k: table.ioctl, jt: 'ioctl', jf: 'next' })
-  if (options.denyUnixSockets) {
-    program.push({ code: BPF_JEQ_K, k: table.socket, jt: 'socket', jf: 'allow' })
-  }
+  program.push({ code: BPF_JEQ_K, k: table.socket, jt: 'socket', jf: 'next' })
+  program.push({ code: BPF_JEQ_K, k: table.socketpair, jt: 'socketpair', jf: 'allow' })
+  // The family is an int: the kernel reads the low 32 bits of args[0], and so does the filter.
+  const families = options.network ? [AF_INET, AF_INET6, AF_NETLINK, AF_UNIX] : [AF_INET, AF_INET6, AF_NETLINK]
   program.push(
     { label: 'allow', code: BPF_RET_K, k: SECCOMP_RET_ALLOW },
     { label: 'ioctl', code: BPF_LD_W_ABS, k: ARG1_OFFSET },
@@ -96,7 +111,9 @@ export function buildSeccompFilter(options: FilterOptions): Buffer {
     { code: BPF_JEQ_K, k: TIOCLINUX, jt: 'deny', jf: 'allow-ioctl' },
     { label: 'allow-ioctl', code: BPF_RET_K, k: SECCOMP_RET_ALLOW },
     { label: 'socket', code: BPF_LD_W_ABS, k: ARG0_OFFSET },
-    { code: BPF_JEQ_K, k: AF_UNIX, jt: 'deny', jf: 'allow-socket' },
+    ...families.map((family, i): Instruction => ({ code: BPF_JEQ_K, k: family, jt: 'allow-socket', jf: i === families.length - 1 ? 'deny' : 'next' })),
+    { label: 'socketpair', code: BPF_LD_W_ABS, k: ARG0_OFFSET },
+    { code: BPF_JEQ_K, k: AF_UNIX, jt: 'allow-socket', jf: 'deny' },
     { label: 'allow-socket', code: BPF_RET_K, k: SECCOMP_RET_ALLOW },
     { label: 'deny', code: BPF_RET_K, k: SECCOMP_RET_ERRNO | EPERM },
     { label: 'kill', code: BPF_RET_K, k: SECCOMP_RET_KILL_PROCESS },

@@ -5,7 +5,7 @@
  * from the host: the only thing that counts is what changed outside the sandbox.
  */
 import { execFileSync, spawn, spawnSync } from 'node:child_process'
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:net'
 import { networkInterfaces } from 'node:os'
 import { join } from 'node:path'
@@ -14,7 +14,7 @@ import type { BashRunResult } from '@deepseek-ai/dsh-bash'
 import { LocalExecutor } from '@deepseek-ai/dsh-bash-local'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { SandboxExecutor } from '../src/index.js'
-import { countProcesses, createSandbox, type SandboxInstance, sandboxUnavailable, scratchDir } from './helpers.js'
+import { countProcesses, createSandbox, outsideDir, type SandboxInstance, sandboxUnavailable, scratchDir } from './helpers.js'
 
 const reason = sandboxUnavailable()
 const random = () => Math.random().toString(36).slice(2, 10)
@@ -29,18 +29,6 @@ const nr = SYSCALLS[process.arch]
 const git = (cwd: string, ...args: string[]) =>
   execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', '-c', 'protocol.file.allow=always', ...args], { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })
 
-/** A directory on the host outside /tmp (the sandbox's /tmp is private) and outside the workspace. */
-function outsideDir(): string {
-  for (const parent of ['/var/tmp', process.env.HOME, process.cwd()]) {
-    if (!parent) continue
-    try {
-      return realpathSync(mkdtempSync(join(parent, 'dsh-attack-outside-')))
-    } catch {
-      // Try the next one.
-    }
-  }
-  throw new Error('no writable directory outside /tmp')
-}
 
 /** Counts connections accepted by a server. */
 function listen(server: Server, ...args: unknown[]): Promise<{ accepted: () => number }> {
@@ -54,7 +42,7 @@ function listen(server: Server, ...args: unknown[]): Promise<{ accepted: () => n
 
 describe.skipIf(reason !== undefined)('escape attempts', () => {
   const secret = `s3cr3t-${random()}${random()}`
-  const outside = outsideDir()
+  const outside = outsideDir('dsh-attack-outside-').path
   const victim = join(outside, 'victim')
   const hostPwned = join(outside, 'PWNED')
   const servers: Server[] = []

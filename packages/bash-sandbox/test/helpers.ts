@@ -18,6 +18,23 @@ export function scratchDir(prefix = 'dsh-bash-sandbox-test-'): { path: string; r
   return { path, remove: () => rmSync(path, { recursive: true, force: true }) }
 }
 
+/**
+ * A private physical directory on the host outside /tmp (which the sandbox replaces by a private
+ * one): under /var/tmp, else the home directory, else the current one. Removed by `remove`.
+ */
+export function outsideDir(prefix = 'dsh-bash-sandbox-outside-'): { path: string; remove(): void } {
+  for (const parent of ['/var/tmp', process.env.HOME, process.cwd()]) {
+    if (!parent) continue
+    try {
+      const path = realpathSync(mkdtempSync(join(parent, prefix)))
+      return { path, remove: () => rmSync(path, { recursive: true, force: true }) }
+    } catch {
+      // Try the next one.
+    }
+  }
+  throw new Error('no writable directory outside /tmp')
+}
+
 let probed: { reason?: string } | undefined
 
 /**

@@ -12,23 +12,10 @@ import type { BashRunResult } from '@deepseek-ai/dsh-bash'
 import { trackInstances, uniqueMarker as digits } from '@deepseek-ai/dsh-bash/conformance'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { SandboxExecutorConfigInput } from '../src/index.js'
-import { countProcesses, createSandbox, type SandboxInstance, sandboxUnavailable, scratchDir } from './helpers.js'
+import { countProcesses, createSandbox, outsideDir, type SandboxInstance, sandboxUnavailable, scratchDir } from './helpers.js'
 
 const reason = sandboxUnavailable()
 
-/** A directory on the host outside /tmp (which the sandbox replaces by a private one) and outside the workspace. */
-function outsideDir(): { path: string; remove(): void } {
-  for (const parent of ['/var/tmp', process.env.HOME, process.cwd()]) {
-    if (!parent) continue
-    try {
-      const path = realpathSync(mkdtempSync(join(parent, 'dsh-bash-sandbox-outside-')))
-      return { path, remove: () => rmSync(path, { recursive: true, force: true }) }
-    } catch {
-      // Try the next one.
-    }
-  }
-  throw new Error('no writable directory outside /tmp')
-}
 
 
 describe.skipIf(reason !== undefined)('sandbox executor with real bwrap', () => {
@@ -160,12 +147,20 @@ describe.skipIf(reason !== undefined)('sandbox executor with real bwrap', () => 
       expect(beside).toMatchObject({ exitCode: 1, sandbox: { accessDenied: true } })
     })
 
-    it('a workdir under the host /tmp outside the workspace is visible, read-only', async () => {
+    it('a workdir under the host /tmp outside the workspace is refused (the private /tmp would hide it); /tmp itself is the private one', async () => {
       const other = mkdtempSync(join(tmpdir(), 'dsh-sandbox-workdir-'))
       try {
-        writeFileSync(join(other, 'data'), 'visible\n')
-        const result = await run({}, 'cat data; touch new', { workdir: other })
-        expect(result).toMatchObject({ exitCode: 1, stdout: { text: 'visible\n' }, sandbox: { accessDenied: true } })
+        writeFileSync(join(other, 'data'), 'host\n')
+        const executor = await sandbox({})
+        await expect(executor.run(executor.resolve({ command: 'cat data', workdir: other }))).rejects.toMatchObject({
+          code: 'DSH_INVALID_REQUEST',
+          message: `the workdir is under /tmp, which the sandbox replaces with a private, empty one, so no command was run: ${other} (use a directory outside /tmp, or inside the workspace root ${workspace.path})`,
+        })
+        expect(() => executor.start(executor.resolve({ command: 'cat data', workdir: other }))).toThrow(/^the workdir is under \/tmp/)
+        const own = await executor.run(executor.resolve({ command: 'pwd; ls -A', workdir: '/tmp' }))
+        expect(own).toMatchObject({ exitCode: 0, stdout: { text: expect.stringMatching(/^\/tmp\n/) } })
+        // The private /tmp: only the mount points of what the sandbox shows there (the workspace, the owner's spill directory).
+        expect(own.stdout.text).not.toContain(basename(other))
       } finally {
         rmSync(other, { recursive: true, force: true })
       }
@@ -273,10 +268,10 @@ describe.skipIf(reason !== undefined)('sandbox executor with real bwrap', () => 
 
   describe('failures of bwrap itself', () => {
     it('are infrastructure errors with bwrap\'s message, not an exit code', async () => {
-      const root = mkdtempSync(join(tmpdir(), 'dsh-sandbox-vanishing-'))
+      const root = mkdtempSync(join(outside.path, 'vanishing-'))
       const executor = await sandbox({ workspaceRoot: root, mode: 'workspace-write' })
       rmSync(root, { recursive: true })
-      const spec = executor.resolve({ command: 'echo never', workdir: workspace.path })
+      const spec = executor.resolve({ command: 'echo never', workdir: outside.path })
       await expect(executor.run(spec)).rejects.toThrow(/^the sandbox failed to start the command \(bwrap exited with code 1\): bwrap: Can't find source path/)
       const task = executor.start(spec)
       await task.done

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { Context } from 'cordis'
 import { afterAll, describe, expect, it } from 'vitest'
@@ -15,6 +15,7 @@ import {
   UNAVAILABLE_PREFIX,
   widerModes,
 } from '../src/index.js'
+import { checkWorkdirOutsideTmp, checkWorkdirPrivacy, mountAliases, parseMountinfo, physicalPath } from '../src/privacy.js'
 import { scratchDir } from './helpers.js'
 
 const dir = scratchDir()
@@ -123,6 +124,52 @@ describe('modes and resolve()', () => {
   })
 })
 
+describe('privacy: mount aliases and the workdir rules', () => {
+  const mountinfo = [
+    '26 1 254:0 / / rw,relatime - ext4 /dev/vda rw',
+    '40 26 0:40 / /tmp rw - tmpfs tmpfs rw',
+    '41 26 0:40 / /mnt/all\\040tmp rw - tmpfs tmpfs rw',
+    '42 26 0:40 /spill /srv/spill rw - tmpfs tmpfs rw',
+    '43 26 0:40 /other /srv/other rw - tmpfs tmpfs rw',
+    '44 26 254:0 /var/spill /home/me/ws/mnt rw - ext4 /dev/vda rw',
+    '45 26 0:45 / /srv/stacked rw - tmpfs tmpfs rw',
+  ].join('\n')
+  const mounts = parseMountinfo(mountinfo)
+
+  it('finds every path of a directory: binds of it or of a parent, escaped names; not other subtrees or devices', () => {
+    expect(mounts[2]).toEqual({ device: '0:40', root: '/', mountPoint: '/mnt/all tmp' })
+    expect(mountAliases('/tmp/spill/dsh-bash-1', mounts)).toEqual(['/tmp/spill/dsh-bash-1', '/mnt/all tmp/spill/dsh-bash-1', '/srv/spill/dsh-bash-1'])
+    expect(mountAliases('/var/spill/dsh-bash-1', mounts)).toEqual(['/var/spill/dsh-bash-1', '/home/me/ws/mnt/dsh-bash-1'])
+    // Reached through an alias, the same set (its canonical path included).
+    expect(mountAliases('/srv/spill/dsh-bash-1', mounts).sort()).toEqual(['/mnt/all tmp/spill/dsh-bash-1', '/srv/spill/dsh-bash-1', '/tmp/spill/dsh-bash-1'])
+    expect(mountAliases('/srv/stacked/x', mounts)).toEqual(['/srv/stacked/x'])
+    expect(mountAliases('/x', [])).toEqual(['/x'])
+  })
+
+  it('physicalPath resolves what exists (symbolic links, dangling ones too) and appends the rest', () => {
+    const base = join(dir.path, 'physical')
+    mkdirSync(join(base, 'real'), { recursive: true })
+    symlinkSync(join(base, 'real'), join(base, 'link'))
+    symlinkSync(join(base, 'later'), join(base, 'dangling'))
+    expect(physicalPath(join(base, 'link', 'a', 'b'))).toBe(join(base, 'real', 'a', 'b'))
+    expect(physicalPath(join(base, 'dangling', 'x'))).toBe(join(base, 'later', 'x'))
+    expect(physicalPath(join(base, 'link', '..', 'real'))).toBe(join(base, 'real'))
+  })
+
+  it('a workdir inside a hidden path, or under /tmp outside the workspace, is refused with a stable message', () => {
+    expect(() => checkWorkdirPrivacy('/w/link', '/tmp/dsh-bash-1/owner-2', ['/tmp/dsh-bash-1'])).toThrow(
+      "the workdir is inside the executor's private directory, which sandboxed commands may not see, so no command was run: /w/link, which is /tmp/dsh-bash-1/owner-2 (private: /tmp/dsh-bash-1)",
+    )
+    expect(() => checkWorkdirPrivacy('/tmp/dsh-bash-10', '/tmp/dsh-bash-10', ['/tmp/dsh-bash-1'])).not.toThrow()
+    expect(() => checkWorkdirPrivacy('/', '/', ['/tmp/dsh-bash-1'])).not.toThrow()
+    expect(() => checkWorkdirOutsideTmp('/tmp/x', '/tmp/x', '/work/ws')).toThrow(
+      'the workdir is under /tmp, which the sandbox replaces with a private, empty one, so no command was run: /tmp/x (use a directory outside /tmp, or inside the workspace root /work/ws)',
+    )
+    for (const ok of ['/tmp', '/tmpx', '/work/ws/a']) expect(() => checkWorkdirOutsideTmp(ok, ok, '/work/ws')).not.toThrow()
+    expect(() => checkWorkdirOutsideTmp('/tmp/ws/a', '/tmp/ws/a', '/tmp/ws')).not.toThrow()
+  })
+})
+
 describe('bwrapArgs', () => {
   const base: BwrapPlan = {
     mode: 'workspace-write',
@@ -134,8 +181,8 @@ describe('bwrapArgs', () => {
       { kind: 'read-only', path: '/work/repo/lib/.git' },
     ],
     workdir: '/work/repo/src',
-    workdirReal: '/work/repo/src',
-    readOnlyExtras: ['/tmp/dsh-bash-abc'],
+    hidden: ['/tmp/dsh-bash-abc', '/tmp/dsh-bash-pipes-def'],
+    readOnlyExtras: ['/tmp/dsh-bash-abc/owner-1'],
   }
 
   it('workspace-write: root read-only, the workspace writable with git metadata read-only, private /tmp, namespaces, seccomp', () => {
@@ -148,7 +195,7 @@ describe('bwrapArgs', () => {
       '--dev', '/dev', '--proc', '/proc',
       '--ro-bind', '/proc/sys', '/proc/sys', '--ro-bind-try', '/proc/sysrq-trigger', '/proc/sysrq-trigger',
       '--tmpfs', '/tmp',
-      '--ro-bind', '/tmp/dsh-bash-abc', '/tmp/dsh-bash-abc',
+      '--ro-bind', '/tmp/dsh-bash-abc/owner-1', '/tmp/dsh-bash-abc/owner-1',
       '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try', '--new-session', '--cap-drop', 'ALL', '--unshare-net',
       '--seccomp', '4',
       '--json-status-fd', '3', '--chdir', '/work/repo/src',
@@ -174,7 +221,6 @@ describe('bwrapArgs', () => {
       workspaceRoot: '/tmp/ws',
       protections: [{ kind: 'read-only', path: '/tmp/ws/.git' }],
       workdir: '/tmp/ws',
-      workdirReal: '/tmp/ws',
     })
     const tmpfs = args.indexOf('/tmp', args.indexOf('--tmpfs'))
     const bind = args.indexOf('--bind')
@@ -182,11 +228,21 @@ describe('bwrapArgs', () => {
     expect(args.slice(bind, bind + 6)).toEqual(['--bind', '/tmp/ws', '/tmp/ws', '--ro-bind', '/tmp/ws/.git', '/tmp/ws/.git'])
   })
 
-  it('a workdir under /tmp outside the workspace is bound read-only; /tmp itself is the private one', () => {
-    const args = bwrapArgs({ ...base, workdir: '/tmp/other', workdirReal: '/tmp/other', readOnlyExtras: [] })
-    expect(args.join(' ')).toContain('--tmpfs /tmp --ro-bind /tmp/other /tmp/other')
-    const own = bwrapArgs({ ...base, workdir: '/tmp', workdirReal: '/tmp', readOnlyExtras: [] })
-    expect(own.join(' ')).toContain('--tmpfs /tmp --unshare-pid')
+  it('the executor\'s private directories are covered by an empty tmpfs after every bind, then the owner\'s own is bound read-only', () => {
+    const args = bwrapArgs({
+      ...base,
+      hidden: ['/var/spill/dsh-bash-abc', '/work/repo/alias/dsh-bash-abc', '/tmp/dsh-bash-pipes-def'],
+      readOnlyExtras: ['/var/spill/dsh-bash-abc/owner-1'],
+    })
+    const line = args.join(' ')
+    // Under /tmp (and outside the workspace) the private /tmp hides it already: no mask there.
+    expect(line).toContain(
+      '--tmpfs /tmp --tmpfs /var/spill/dsh-bash-abc --tmpfs /work/repo/alias/dsh-bash-abc --ro-bind /var/spill/dsh-bash-abc/owner-1 /var/spill/dsh-bash-abc/owner-1 --unshare-pid',
+    )
+    expect(line).not.toContain('dsh-bash-pipes-def')
+    // Inside a workspace under /tmp (which is bound again) it is masked after that bind.
+    const underTmp = bwrapArgs({ ...base, workspaceRoot: '/tmp/ws', protections: [], hidden: ['/tmp/ws/spill/dsh-bash-abc'], readOnlyExtras: [] }).join(' ')
+    expect(underTmp).toContain('--tmpfs /tmp --bind /tmp/ws /tmp/ws --tmpfs /tmp/ws/spill/dsh-bash-abc --unshare-pid')
   })
 })
 
@@ -279,24 +335,27 @@ describe('buildSeccompFilter', () => {
       k: buffer.readUInt32LE(i * 8 + 4),
     }))
 
-  it('checks the architecture first, then refuses keyrings, io_uring, the TIOCSTI and TIOCLINUX ioctls and (network off) AF_UNIX sockets', () => {
-    const program = instructions(buildSeccompFilter({ denyUnixSockets: true, arch: 'x64' }))
+  it('checks the architecture first, then refuses keyrings, io_uring, the TIOCSTI and TIOCLINUX ioctls and every socket family but an allowed few', () => {
+    const program = instructions(buildSeccompFilter({ network: false, arch: 'x64' }))
     expect(program[0]).toEqual({ code: 0x20, jt: 0, jf: 0, k: 4 })
     expect(program[1]).toEqual({ code: 0x15, jt: 0, jf: program.length - 3, k: 0xc000003e })
     const compared = program.filter((ins) => ins.code === 0x15).map((ins) => ins.k)
-    // ioctl (16), then its command word (args[1], low 32 bits: offset 24) against TIOCSTI and TIOCLINUX.
-    expect(compared).toEqual([0xc000003e, 248, 249, 250, 425, 426, 427, 16, 41, 0x5412, 0x541c, 1])
+    // ioctl (16), socket (41), socketpair (53); then the ioctl's command word (args[1], low 32 bits:
+    // offset 24) against TIOCSTI and TIOCLINUX; socket's family (args[0]) against AF_INET, AF_INET6,
+    // AF_NETLINK; socketpair's against AF_UNIX.
+    expect(compared).toEqual([0xc000003e, 248, 249, 250, 425, 426, 427, 16, 41, 53, 0x5412, 0x541c, 2, 10, 16, 1])
     expect(program).toContainEqual({ code: 0x20, jt: 0, jf: 0, k: 24 })
+    expect(program).toContainEqual({ code: 0x20, jt: 0, jf: 0, k: 16 })
     expect(program.at(-1)).toEqual({ code: 0x06, jt: 0, jf: 0, k: 0x80000000 })
     expect(program.at(-2)).toEqual({ code: 0x06, jt: 0, jf: 0, k: 0x00050001 })
-    const withSockets = instructions(buildSeccompFilter({ denyUnixSockets: false, arch: 'x64' }))
-    expect(withSockets.filter((ins) => ins.code === 0x15).map((ins) => ins.k)).not.toContain(41)
-    expect(withSockets.filter((ins) => ins.code === 0x15).map((ins) => ins.k)).toContain(0x5412)
+    // With the network on, AF_UNIX too; still an allow-list (AF_VSOCK, 40, is refused either way).
+    const networkOn = instructions(buildSeccompFilter({ network: true, arch: 'x64' }))
+    expect(networkOn.filter((ins) => ins.code === 0x15).map((ins) => ins.k).slice(12)).toEqual([2, 10, 16, 1, 1])
   })
 
   it('has a table for arm64 and refuses an architecture it does not know', () => {
-    expect(buildSeccompFilter({ denyUnixSockets: true, arch: 'arm64' }).length % 8).toBe(0)
-    expect(() => buildSeccompFilter({ denyUnixSockets: true, arch: 'mips' })).toThrow('no seccomp filter for the mips architecture (supported: x64, arm64)')
+    expect(buildSeccompFilter({ network: false, arch: 'arm64' }).length % 8).toBe(0)
+    expect(() => buildSeccompFilter({ network: false, arch: 'mips' })).toThrow('no seccomp filter for the mips architecture (supported: x64, arm64)')
   })
 })
 

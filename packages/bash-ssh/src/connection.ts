@@ -1,6 +1,5 @@
 import ssh2 from 'ssh2'
 import type { Client as ClientType, ClientChannel, ConnectConfig, ExecOptions } from 'ssh2'
-import { sleep } from '@deepseek-ai/dsh-bash'
 import { isFatalConnectError, sshErrors } from './errors.js'
 import type { HostKeyPolicy } from './hostkey.js'
 
@@ -26,6 +25,8 @@ export class SshConnection {
   private client?: ClientType
   private readonly lostListeners = new Set<LostListener>()
   private closing = false
+  /** Ends the current backoff wait early (close() calls it). */
+  private wake?: () => void
 
   constructor(private readonly settings: ConnectionSettings) {
     this.ready = this.connectWithRetry()
@@ -48,7 +49,7 @@ export class SshConnection {
     const { connectAttempts, reconnectDelayMs, maxReconnectDelayMs, label } = this.settings
     let lastError: Error | undefined
     for (let attempt = 0; attempt < connectAttempts; attempt++) {
-      if (attempt > 0) await sleep(Math.min(reconnectDelayMs * 2 ** (attempt - 1), maxReconnectDelayMs), { unref: true })
+      if (attempt > 0) await this.backoff(Math.min(reconnectDelayMs * 2 ** (attempt - 1), maxReconnectDelayMs))
       if (this.closing) break
       try {
         await this.connectOnce()
@@ -62,6 +63,24 @@ export class SshConnection {
     if (isFatalConnectError(lastError)) throw lastError
     if (this.closing && !lastError) throw sshErrors.connectionClosed(label)
     throw sshErrors.connectFailed(label, lastError?.message ?? 'closed')
+  }
+
+  /**
+   * The wait between attempts. A held (ref'd) timer: a call is waiting on this connection, and an
+   * unref'd one let Node run out of work mid-call (the CLI exited 0 with no answer). close() ends it.
+   */
+  private backoff(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms)
+      function done() {
+        clearTimeout(timer)
+        resolve()
+      }
+      this.wake = () => {
+        this.wake = undefined
+        done()
+      }
+    })
   }
 
   private connectOnce(): Promise<void> {
@@ -165,6 +184,7 @@ export class SshConnection {
   /** Closes the connection (not a loss). */
   close(): void {
     this.closing = true
+    this.wake?.()
     if (this.state === 'ready') this.client?.end()
     this._state = 'closed'
   }

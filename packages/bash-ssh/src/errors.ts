@@ -56,3 +56,8 @@ export const sshErrors = {
 export function isFatalConnectError(error: unknown): boolean {
   return hasCode(error, SSH_ERROR.hostKeyRejected) || hasCode(error, SSH_ERROR.authFailed) || hasCode(error, SSH_ERROR.connectFailed)
 }
+
+/** True for an error of the connection itself (not of the agent or a command): what the start check names the flags for. */
+export function isConnectionError(error: unknown): boolean {
+  return isFatalConnectError(error) || hasCode(error, SSH_ERROR.connectionLost) || hasCode(error, SSH_ERROR.connectionClosed)
+}

@@ -3,10 +3,10 @@ import { readFileSync } from 'node:fs'
 import { posix } from 'node:path'
 import type { Context, Logger } from 'cordis'
 import ssh2 from 'ssh2'
-import type { BashExecRequest, BashExecSpec } from '@deepseek-ai/dsh-bash'
+import { type BashExecRequest, type BashExecSpec, messageOf } from '@deepseek-ai/dsh-bash'
 import { type LaunchedCommand, type LaunchIdentity, ProcessExecutor } from '@deepseek-ai/dsh-bash-kit'
 import { hostLabel, parseSshConfig, type SshExecutorConfig, type SshExecutorConfigInput, type SshHostConfig } from './config.js'
-import { sshErrors } from './errors.js'
+import { isConnectionError, sshErrors } from './errors.js'
 import { SshHost } from './host.js'
 import { FingerprintPolicy, type HostKeyPolicy, KnownHostsPolicy } from './hostkey.js'
 
@@ -40,6 +40,24 @@ export class SshExecutor extends ProcessExecutor {
     super(ctx, parsed)
     this.sshConfig = parsed
     this._hosts = hosts
+  }
+
+  /**
+   * Opens a connection to every host (one attempt) and starts the agent there, kept for the first
+   * commands: an unreachable host, a refused key or an unknown host key fails the start, naming the
+   * host and the flags to check; an agent that cannot start there fails it with the agent's reason.
+   */
+  override async check(): Promise<void> {
+    await Promise.all(
+      this._hosts.map(async (host) => {
+        try {
+          await host.check()
+        } catch (error) {
+          if (!isConnectionError(error)) throw error
+          throw new Error(`${messageOf(error)} (check that sshd runs there and takes this key: --ssh, --ssh-key, --known-hosts)`)
+        }
+      }),
+    )
   }
 
   /** `user@host:port` of every configured host, in config order. */

@@ -118,6 +118,14 @@ export class SshHost {
     }
   }
 
+  /**
+   * The start check (the executor's check()): one connection attempt and the agent started there
+   * (installed first when needed); the session is kept for the first commands.
+   */
+  async check(): Promise<void> {
+    await this.session(1)
+  }
+
   /** The live session, or a new one (connection + agent); `attempts` bounds the connection's retries. */
   private session(attempts?: number): Promise<SshAgentSession> {
     if (this.disposed) return Promise.reject(sshErrors.poolClosed(this.label))

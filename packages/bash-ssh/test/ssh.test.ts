@@ -1,9 +1,10 @@
 import { execFileSync } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { Context } from 'cordis'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
-import { recordLogs } from '@deepseek-ai/dsh-bash'
+import { DEFAULT_SECRET_PATTERNS, recordLogs } from '@deepseek-ai/dsh-bash'
 import { trackInstances, uniqueMarker as digits } from '@deepseek-ai/dsh-bash/conformance'
 import { hostMatches, parseSshConfig, parseSshTarget, SSH_ERROR, SshExecutor } from '../src/index.js'
 import { describeNote } from '@deepseek-ai/dsh-bash-agent'
@@ -168,17 +169,42 @@ describe.skipIf(skip !== undefined)('against real sshd servers', () => {
       await expect(run(bash, 'true')).rejects.toThrow(`cannot connect to ${TEST_USER}@127.0.0.1:${port}: connect ECONNREFUSED`)
       await expect(run(bash, 'true')).rejects.toMatchObject({ code: 'DSH_SSH_CONNECT_FAILED' })
     })
+
+    it('a process with nothing else to do waits out the retries and gets the error (it does not end mid-call)', () => {
+      // The backoff between attempts must hold the event loop: with an unref'd timer Node ran out of
+      // work during the wait and exited 0 with no result (the CLI's `agent` and piped REPL did so).
+      const port = a.port === 1 ? 2 : 1
+      const host = { ...hostEntry(keys, a), port }
+      const script = `
+        import { Context } from 'cordis'
+        import { SshExecutor } from '@deepseek-ai/dsh-bash-ssh'
+        const ctx = new Context()
+        ctx.plugin(SshExecutor, { cwd: '/tmp', hosts: [${JSON.stringify(host)}], connectAttempts: 3, reconnectDelayMs: 300 })
+        await ctx.lifecycle.flush()
+        const bash = ctx.get('bash')
+        try { await bash.run(bash.resolve({ command: 'true', owner: 'o' })); console.log('ran') }
+        catch (error) { console.log('error: ' + error.message) }
+        await bash.shutdown()
+        await ctx.stop()
+        console.log('end')
+      `
+      const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], { cwd: fileURLToPath(new URL('..', import.meta.url)), encoding: 'utf8', timeout: 60_000 })
+      expect(out).toBe(`error: cannot connect to ${TEST_USER}@127.0.0.1:${port}: connect ECONNREFUSED 127.0.0.1:${port}\nend\n`)
+    })
   })
 
   describe('commands', () => {
     it('runs in its own session and process group, with the non-interactive environment and no secrets', async () => {
       const bash = await executor()
-      const result = await run(bash, 'read -r st </proc/$$/stat; set -- ${st##*) }; echo "$$ $3 $4"; [ -t 0 ] || echo no-tty; echo "$NO_COLOR $TERM $PAGER $GIT_TERMINAL_PROMPT"; echo "${DSH_TEST_API_TOKEN-dropped} ${DSH_TEST_PLAIN-}"; id -un')
+      const result = await run(bash, 'read -r st </proc/$$/stat; set -- ${st##*) }; echo "$$ $3 $4"; [ -t 0 ] || echo no-tty; echo "$NO_COLOR $TERM $PAGER $GIT_TERMINAL_PROMPT"; echo "${DSH_TEST_API_TOKEN-dropped} ${DSH_TEST_MONKEY-} ${DSH_TEST_PLAIN-}"; id -un')
       const [ids, ...rest] = result.stdout.text.split('\n')
       const [pid, pgid, sid] = ids.trim().split(/\s+/)
       expect(pgid).toBe(pid)
       expect(sid).toBe(pid)
-      expect(rest.join('\n')).toBe(`no-tty\n1 dumb cat 0\ndropped visible\n${TEST_USER}\n`)
+      expect(rest.join('\n')).toBe(`no-tty\n1 dumb cat 0\ndropped m visible\n${TEST_USER}\n`)
+      // `!NAME` (the CLI's --keep-env) keeps one variable the list would remove, on the remote side too.
+      const keep = await executor({ secretEnvPatterns: [...DEFAULT_SECRET_PATTERNS, '!DSH_TEST_API_TOKEN'] })
+      expect((await run(keep, 'echo "${DSH_TEST_API_TOKEN-dropped}"')).stdout.text).toBe('hunter2\n')
     })
 
     it('a trusted caller env wins; stdin is /dev/null by default', async () => {

@@ -157,7 +157,7 @@ export async function startSshd(keys: TestKeys, name: string, options: { maxSess
       // A secret-looking and a plain variable in every session's environment (the executor drops the first).
       // The test run's id (vitest.leaks.ts) too, so that its leak check sees remote commands as well.
       // A PATH without Perl and procps: the agent needs neither (checked in agent-protocol.test.ts).
-      `SetEnv DSH_TEST_API_TOKEN=hunter2 DSH_TEST_PLAIN=visible PATH=${pathWithout(keys)}${runId()}${options.setEnv ? ` ${options.setEnv}` : ''}`,
+      `SetEnv DSH_TEST_API_TOKEN=hunter2 DSH_TEST_MONKEY=m DSH_TEST_PLAIN=visible PATH=${pathWithout(keys)}${runId()}${options.setEnv ? ` ${options.setEnv}` : ''}`,
       'LogLevel ERROR',
       ...(options.extraConfig ?? []),
       '',

@@ -4,9 +4,9 @@
  * `--workdir` is read, and how its flags fold into the executor config. Kept light: `--help` and
  * usage errors import it without loading any executor.
  */
-import { resolve } from 'node:path'
 import { UsageError } from './errors.js'
 import { applySandboxFlags, applySshFlags, nonEmpty } from './executor-flags.js'
+import { fileFlag } from './flags.js'
 
 /** One flag of an executor kind (a `node:util` parseArgs option plus its help). */
 export interface ExecutorFlag {
@@ -18,8 +18,13 @@ export interface ExecutorFlag {
 
 /** One executor kind of the command line. */
 export interface ExecutorKindSpec {
-  /** The package holding the plugin; imported on demand (never at start-up of another kind). */
+  /** The package holding the plugin (named in errors). */
   module: string
+  /**
+   * Imports `module`, on demand (never at start-up of another kind). A literal `import()` so that
+   * the bundler of the published package (packages/cli/bundle.mjs) finds and splits it.
+   */
+  load(): Promise<Record<string, unknown>>
   /** The plugin class exported by `module`. */
   export: string
   /** A few words for `--executor KIND` in the help. */
@@ -43,6 +48,7 @@ const IMAGE_HELP = (who: string, text: string) => [`  --image IMAGE           ${
 export const EXECUTOR_KINDS = {
   local: {
     module: '@deepseek-ai/dsh-bash-local',
+    load: () => import('@deepseek-ai/dsh-bash-local'),
     export: 'LocalExecutor',
     summary: 'local (default)',
     workdir: 'host',
@@ -50,6 +56,7 @@ export const EXECUTOR_KINDS = {
   },
   sandbox: {
     module: '@deepseek-ai/dsh-bash-sandbox',
+    load: () => import('@deepseek-ai/dsh-bash-sandbox'),
     export: 'SandboxExecutor',
     summary: 'sandbox',
     workdir: 'host',
@@ -61,6 +68,7 @@ export const EXECUTOR_KINDS = {
   },
   ssh: {
     module: '@deepseek-ai/dsh-bash-ssh',
+    load: () => import('@deepseek-ai/dsh-bash-ssh'),
     export: 'SshExecutor',
     summary: 'ssh',
     workdir: 'remote',
@@ -73,6 +81,7 @@ export const EXECUTOR_KINDS = {
   },
   container: {
     module: '@deepseek-ai/dsh-bash-container',
+    load: () => import('@deepseek-ai/dsh-bash-container'),
     export: 'ContainerExecutor',
     summary: 'container',
     workdir: 'host',
@@ -96,6 +105,7 @@ export const EXECUTOR_KINDS = {
   },
   kubernetes: {
     module: '@deepseek-ai/dsh-bash-kubernetes',
+    load: () => import('@deepseek-ai/dsh-bash-kubernetes'),
     export: 'KubernetesExecutor',
     summary: 'kubernetes',
     workdir: 'host',
@@ -115,7 +125,7 @@ export const EXECUTOR_KINDS = {
         }
         config.namespace = namespace
       }
-      if (template !== undefined) config.podTemplateFile = resolve(template)
+      if (template !== undefined) config.podTemplateFile = fileFlag('--pod-template', template, 'file', { mayBeMissing: true })
       if (config.image === undefined && config.podTemplateFile === undefined && config.podTemplate === undefined) {
         throw new UsageError('--image: required with --executor kubernetes (unless --pod-template names the image)')
       }
