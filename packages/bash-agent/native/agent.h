@@ -1,11 +1,12 @@
 /*
- * dsh-bash-agent: the one far-side agent of dsh-bash (issue 26). Containers, pods and SSH hosts run
+ * dsh-bash-agent: the one far-side agent of dsh-bash. Containers, pods and SSH hosts run
  * this static binary; it starts commands, finds and kills every process they start, and speaks the
  * protocol of docs/agent-protocol.md over its stdin/stdout, whatever carries them.
  *
  * Files: main.c (modes), serve.c (the protocol loop and commands), proc.c (reading /proc, the group
  * claim, settled scans), kill.c (signals, freeze-then-kill), cgroup.c (a delegated cgroup, when the
- * agent has one), lifeline.c (PID 1 of a container or pod), util.c (buffers, clocks, I/O).
+ * agent has one), lifeline.c (PID 1 of a container or pod), secret.c (the environment's secret
+ * rules), util.c (buffers, clocks, I/O).
  */
 #ifndef DSH_AGENT_H
 #define DSH_AGENT_H
@@ -145,6 +146,13 @@ void cgroup_pids(const char *dir, pidset_t *out);
 int cgroup_freeze(const char *dir, int on);
 int cgroup_kill(const char *dir);
 void cgroup_remove(const char *dir);
+
+/* ---- secret.c ---- */
+/* The kit's secret rules (globs over the whole name, case-insensitive; `!NAME` keeps one), from
+   the `serve` command line; the strings are kept, not copied. */
+void secret_rules_init(int n, char **rules);
+/* True when the variable name[0..len) is to be dropped from a command's environment. */
+int is_secret(const char *name, size_t len);
 
 /* ---- serve.c / lifeline.c ---- */
 int serve_main(int argc, char **argv);

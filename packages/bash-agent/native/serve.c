@@ -52,8 +52,6 @@ typedef struct cmd {
 } cmd_t;
 
 static const char *shell;
-static char **secrets;
-static int nsecrets;
 static const char *stall_mode; /* test hook, see docs/agent-protocol.md */
 static cmd_t *cmds;
 static buf_t outq, inq;
@@ -189,22 +187,12 @@ static void reap(void) {
   }
 }
 
-static int is_secret(const char *name, size_t len) {
-  char upper[256];
-  if (len >= sizeof upper) len = sizeof upper - 1;
-  for (size_t i = 0; i < len; i++) upper[i] = (char)(name[i] >= 'a' && name[i] <= 'z' ? name[i] - 32 : name[i]);
-  upper[len] = '\0';
-  for (int i = 0; i < nsecrets; i++)
-    if (secrets[i][0] && strstr(upper, secrets[i])) return 1;
-  return 0;
-}
-
 static int named(const char *entry, const char *name) {
   size_t n = strlen(name);
   return strncmp(entry, name, n) == 0 && entry[n] == '=';
 }
 
-/* The command's environment: the agent's own less secret-looking names and the kit's own
+/* The command's environment: the agent's own less secret names (secret.c) and the kit's own
    variables, then the caller's pairs (trusted: they win), then the marker. */
 static char **command_env(char **pairs, int npairs, const char *marker) {
   size_t n = 0;
@@ -662,16 +650,10 @@ static double run_timers(void) {
 /* ---- the loop ---- */
 
 int serve_main(int argc, char **argv) {
-  if (argc < 1) die("usage: serve <shell> [secret name fragment...]");
+  if (argc < 1) die("usage: serve <shell> [secret rule (glob, !NAME)...]");
   self = getpid();
   shell = xstrdup(argv[0]);
-  nsecrets = argc - 1;
-  secrets = xmalloc(((size_t)nsecrets + 1) * sizeof *secrets);
-  for (int i = 0; i < nsecrets; i++) {
-    secrets[i] = xstrdup(argv[i + 1]);
-    for (char *p = secrets[i]; *p; p++)
-      if (*p >= 'a' && *p <= 'z') *p = (char)(*p - 32);
-  }
+  secret_rules_init(argc - 1, argv + 1);
   stall_mode = getenv("DSH_BASH_AGENT_TEST_STALL_WAITS");
   signal(SIGPIPE, SIG_IGN);
   sigset_t mask;

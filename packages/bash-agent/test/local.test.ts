@@ -9,7 +9,7 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { describe, expect, it } from 'vitest'
 import { AGENT_ARCHES, type AgentStream, findAgentBinary } from '../src/index.js'
-import { agentProtocolSuite, FrameClient, processesWith } from './protocol-suite.js'
+import { agentProtocolSuite, FrameClient, processesWith, SUITE_SECRET_RULES } from './protocol-suite.js'
 
 const binary = findAgentBinary(process.arch === 'arm64' ? 'arm64' : 'x64')
 const NS_LAST_PID = '/proc/sys/kernel/ns_last_pid'
@@ -52,7 +52,7 @@ describe.skipIf(!binary || process.platform !== 'linux')('the agent binary, loca
     workdir,
     env: true,
     // Without cgroups: the scans and the SIGSTOP sweep alone, as in every container and most hosts.
-    start: async (options) => spawnAgent(['serve', options?.shell ?? 'bash', 'KEY', 'SECRET', 'TOKEN', 'PASSWORD'], { ...options?.env, DSH_BASH_AGENT_CGROUP: 'off' }),
+    start: async (options) => spawnAgent(['serve', options?.shell ?? 'bash', ...SUITE_SECRET_RULES], { ...options?.env, DSH_BASH_AGENT_CGROUP: 'off' }),
     kill: (marker, pid, start) => runMode(['kill', marker, String(pid), String(start)]),
     choosePid: canChoosePids ? (pid) => writeFileSync(NS_LAST_PID, String(pid - 1)) : undefined,
     farPid: (pid) => pid,
@@ -65,7 +65,7 @@ describe.skipIf(!binary || process.platform !== 'linux')('the agent binary, loca
     agentProtocolSuite('a local pipe (with a cgroup per command)', () => ({
       workdir,
       env: true,
-      start: async (options) => spawnAgent(['serve', options?.shell ?? 'bash', 'KEY', 'SECRET', 'TOKEN', 'PASSWORD'], options?.env),
+      start: async (options) => spawnAgent(['serve', options?.shell ?? 'bash', ...SUITE_SECRET_RULES], options?.env),
       kill: (marker, pid, start) => runMode(['kill', marker, String(pid), String(start)]),
       choosePid: canChoosePids ? (pid) => writeFileSync(NS_LAST_PID, String(pid - 1)) : undefined,
       farPid: (pid) => pid,
@@ -100,7 +100,7 @@ describe.skipIf(!binary || process.platform !== 'linux')('the agent binary, loca
     agentProtocolSuite('a local pipe, the arm64 build under qemu-aarch64-static', () => ({
       workdir,
       env: true,
-      start: async (options) => spawnAgent(['serve', options?.shell ?? 'bash', 'KEY', 'SECRET', 'TOKEN', 'PASSWORD'], { ...options?.env, DSH_BASH_AGENT_CGROUP: 'off' }, arm64.path, qemu),
+      start: async (options) => spawnAgent(['serve', options?.shell ?? 'bash', ...SUITE_SECRET_RULES], { ...options?.env, DSH_BASH_AGENT_CGROUP: 'off' }, arm64.path, qemu),
       kill: (marker, pid, start) => runMode(['kill', marker, String(pid), String(start)], arm64.path, qemu),
       choosePid: canChoosePids ? (pid) => writeFileSync(NS_LAST_PID, String(pid - 1)) : undefined,
       farPid: (pid) => pid,

@@ -7,13 +7,20 @@
  */
 import { readdirSync, readFileSync } from 'node:fs'
 import { finished } from 'node:stream/promises'
+import { DEFAULT_SECRET_PATTERNS } from '@deepseek-ai/dsh-bash'
 import { afterEach, describe, expect, it } from 'vitest'
 import { type AgentStream, encodeFrame, FrameReader } from '../src/index.js'
+
+/**
+ * The secret rules every transport passes to `serve` (after the shell): the kit's list, as the
+ * executors pass it, and one `!NAME` kept.
+ */
+export const SUITE_SECRET_RULES: readonly string[] = [...DEFAULT_SECRET_PATTERNS, '!DSH_PROBE_KEPT_TOKEN']
 
 /** How a transport starts agents for the suite. */
 export interface AgentTransport {
   /**
-   * Starts a serving agent (`serve <shell> KEY SECRET TOKEN PASSWORD`, shell default `bash`) with
+   * Starts a serving agent (`serve <shell> ...SUITE_SECRET_RULES`, shell default `bash`) with
    * `env` added to its environment where the transport can (locally; elsewhere it is ignored and
    * the test says which); resolves with its streams.
    */
@@ -207,6 +214,42 @@ export function agentProtocolSuite(name: string, transport: () => AgentTransport
       expect(vars).toBe(probe ? "the-marker dropped visible unset it's" : "the-marker dropped  unset it's")
       expect(stdin).toBe('/dev/null')
       expect(client.output('1', 'err')).toBe('oops\n')
+    })
+
+    it('drops secrets by the kit\'s rules: whole-name globs, case-insensitive; !NAME keeps that exact name', async ({ skip }) => {
+      if (!transport().env) skip()
+      const env = {
+        DSH_PROBE_API_TOKEN: 'a',
+        dsh_probe_lower_token: 'b',
+        DSH_PROBE_PASSWORDS_X: 'c',
+        TOKEN: 'd',
+        DSH_PROBE_KEPT_TOKEN: 'e',
+        dsh_probe_kept_token: 'f',
+        DSH_PROBE_MONKEY: 'g',
+        TOKENIZERS_PARALLELISM: 'h',
+        DSH_PROBE_TOKENS: 'i',
+        DSH_PROBE_KEY_X: 'j',
+      }
+      const client = await open({ env })
+      const names = Object.keys(env)
+      client.run('1', names.map((n) => `echo "${n}=\${${n}-dropped}"`).join('; '), { workdir: wd() })
+      await client.next('exit', '1')
+      await client.next('eof1', '1')
+      expect(client.output('1')).toBe(
+        [
+          'DSH_PROBE_API_TOKEN=dropped',
+          'dsh_probe_lower_token=dropped',
+          'DSH_PROBE_PASSWORDS_X=dropped',
+          'TOKEN=dropped',
+          'DSH_PROBE_KEPT_TOKEN=e',
+          'dsh_probe_kept_token=dropped',
+          'DSH_PROBE_MONKEY=g',
+          'TOKENIZERS_PARALLELISM=h',
+          'DSH_PROBE_TOKENS=i',
+          'DSH_PROBE_KEY_X=j',
+          '',
+        ].join('\n'),
+      )
     })
 
     it('a signal is reported as such; a missing workdir, a file as workdir and a missing shell fail the start', async () => {

@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs'
 import { Readable } from 'node:stream'
 import { agentArchOf, agentBinary, containerAgentArchive, containerAgentPath } from '@deepseek-ai/dsh-bash-agent'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { agentProtocolSuite } from '../../bash-agent/test/protocol-suite.js'
+import { agentProtocolSuite, SUITE_SECRET_RULES } from '../../bash-agent/test/protocol-suite.js'
 import { EngineClient } from '../src/index.js'
 import { ENGINE_URL, TEST_IMAGE, unavailableReason } from './docker.js'
 
@@ -63,7 +63,7 @@ describe.skipIf(skip !== undefined)('the agent over a Docker exec', () => {
   agentProtocolSuite('a Docker exec (no Perl, no procps)', () => ({
     workdir: '/tmp',
     env: true,
-    start: (options) => exec([path, 'serve', options?.shell ?? 'bash', 'KEY', 'SECRET', 'TOKEN', 'PASSWORD'], options?.env),
+    start: (options) => exec([path, 'serve', options?.shell ?? 'bash', ...SUITE_SECRET_RULES], options?.env),
     kill: async (marker, pid, start) => {
       const stream = await exec([path, 'kill', marker, String(pid), String(start)])
       stream.stdin.end()

@@ -10,7 +10,7 @@ import { PassThrough } from 'node:stream'
 import { CoreV1Api, Exec, KubeConfig } from '@kubernetes/client-node'
 import { type AgentStream, INSTALL_SCRIPT, installArgs, POD_AGENT_DIR, runInstall } from '@deepseek-ai/dsh-bash-agent'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { agentProtocolSuite } from '../../bash-agent/test/protocol-suite.js'
+import { agentProtocolSuite, SUITE_SECRET_RULES } from '../../bash-agent/test/protocol-suite.js'
 import { buildPod } from '../src/index.js'
 import { type FakeApiServer, startFakeApiServer } from './fake-apiserver.js'
 import { ENGINE_URL, TEST_IMAGE, unavailableReason } from './docker.js'
@@ -82,7 +82,7 @@ describe.skipIf(skip !== undefined)('the agent over pods/exec (fake API server)'
   agentProtocolSuite('pods/exec (fake API server, no Perl, no procps)', () => ({
     workdir: '/tmp',
     env: false,
-    start: (options) => exec([agentPath, 'serve', options?.shell ?? 'bash', 'KEY', 'SECRET', 'TOKEN', 'PASSWORD']),
+    start: (options) => exec([agentPath, 'serve', options?.shell ?? 'bash', ...SUITE_SECRET_RULES]),
     kill: async (marker, pid, start) => {
       const stream = await exec([agentPath, 'kill', marker, String(pid), String(start)])
       let out = ''

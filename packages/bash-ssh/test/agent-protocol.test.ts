@@ -10,7 +10,7 @@ import { finished } from 'node:stream/promises'
 import ssh2 from 'ssh2'
 import { type AgentStream, agentArchOf, agentBinary, SSH_SERVE_SCRIPT, sshServeArgs } from '@deepseek-ai/dsh-bash-agent'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { agentProtocolSuite } from '../../bash-agent/test/protocol-suite.js'
+import { agentProtocolSuite, SUITE_SECRET_RULES } from '../../bash-agent/test/protocol-suite.js'
 import { execText } from '../src/exec-text.js'
 import { createSsh, hostEntry } from './helpers.js'
 import { makeKeys, type SshdInstance, startSshd, type TestKeys, unavailableReason } from './sshd.js'
@@ -85,7 +85,7 @@ describe.skipIf(skip !== undefined)('the agent over SSH exec channels', () => {
   agentProtocolSuite('an SSH exec channel (no Perl, no procps in PATH)', () => ({
     workdir: keys.workdir,
     env: false,
-    start: (options) => exec(execText('bash', SSH_SERVE_SCRIPT, 'dsh-bash-agent', sshServeArgs(options?.shell ?? 'bash', ['KEY', 'SECRET', 'TOKEN', 'PASSWORD']))),
+    start: (options) => exec(execText('bash', SSH_SERVE_SCRIPT, 'dsh-bash-agent', sshServeArgs(options?.shell ?? 'bash', SUITE_SECRET_RULES))),
     kill: (marker, pid, start) => output(`exec "$HOME/.cache/dsh-bash/agent-${binary.sha256}" kill ${marker} ${pid} ${start}`),
     choosePid: process.getuid?.() === 0 ? (pid) => writeFileSync(NS_LAST_PID, String(pid - 1)) : undefined,
     farPid: (pid) => pid,
