@@ -207,8 +207,13 @@ export function agentProtocolSuite(name: string, transport: () => AgentTransport
       // The descriptors of a command, seen from here (a listing from inside would see its own).
       const { tag, q } = tagged()
       client.run('2', `exec sleep 100${q}`, { workdir: wd() })
-      await until(() => processesWith(`100${tag}`).length === 1, 'the sleeper')
-      expect(readdirSync(`/proc/${processesWith(`100${tag}`)[0]}/fd`).sort()).toEqual(['0', '1', '2'])
+      // Wait for sleep itself: bash -c shows the same tag in its command line before it execs, and
+      // may hold a startup file open at that moment (CI saw fd 3 once).
+      const sleeper = () => processesWith(`100${tag}`).filter((pid) => {
+        try { return readFileSync(`/proc/${pid}/cmdline`, 'utf8').startsWith('sleep\0') } catch { return false }
+      })
+      await until(() => sleeper().length === 1, 'the sleeper')
+      expect(readdirSync(`/proc/${sleeper()[0]}/fd`).sort()).toEqual(['0', '1', '2'])
       client.send('term', '2', '0')
       await client.next('termed', '2')
       expect(vars).toBe(probe ? "the-marker dropped visible unset it's" : "the-marker dropped  unset it's")
