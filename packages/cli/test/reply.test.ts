@@ -1,0 +1,226 @@
+import { spawnSync } from 'node:child_process'
+import { createHash } from 'node:crypto'
+import { mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { type CallToolResult, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { MAIN, startStdio, type StdioServer, waitFor } from './helpers.js'
+import { startTty } from './tty.js'
+
+const SECRET = 'hunter2-Zq7'
+const SECRET_SHA = createHash('sha256').update(`${SECRET}\n`).digest('hex')
+const root = process.getuid?.() === 0
+const hasSetpriv = spawnSync('setpriv', ['--version'], { stdio: 'ignore' }).status === 0
+
+/**
+ * The acceptance of a secret typed by a person through a client that declares no elicitation
+ * (the brief's row 5): the real `dsh-bash mcp` over stdio with the SDK's Client, a `read -s` task,
+ * and `dsh-bash reply` on a real terminal (node-pty) in place of the person; then the attacks on
+ * the reply desk — a command of the server answering (plain, escaped from its process tree, and
+ * with the desk's key by hand), another user — each beside a control that shows it can fail.
+ */
+describe('dsh-bash reply: a person answers a question the client could not ask', () => {
+  let dir: string
+  let runtime: string
+  let server: StdioServer
+  const env = () => ({ DSH_BASH_RUNTIME_DIR: runtime })
+  /** Every text the model could read: tool results and log messages. */
+  const modelTexts: string[] = []
+
+  beforeAll(async () => {
+    dir = realpathSync(mkdtempSync(join(tmpdir(), 'dsh-reply-')))
+    // mkdtemp makes it 0700: as private as the server demands.
+    runtime = mkdtempSync(join(tmpdir(), 'dsh-reply-run-'))
+    server = await startStdio(['--workdir', dir], { capabilities: {}, env: env() })
+  })
+
+  afterAll(async () => {
+    await server?.close()
+    rmSync(dir, { recursive: true, force: true })
+    rmSync(runtime, { recursive: true, force: true })
+  })
+
+  async function call(name: string, args: Record<string, unknown>): Promise<CallToolResult & { text: string }> {
+    const result = (await server.client.callTool({ name, arguments: args })) as CallToolResult
+    const text = result.content.map((b) => (b as { text: string }).text).join('\n')
+    modelTexts.push(text)
+    return { ...result, text }
+  }
+
+  /** A `read -s` task at its prompt: it prints the hash of what it read, never the reply. */
+  async function passwordTask(): Promise<string> {
+    const started = await call('bash', {
+      command: "read -s -p 'Password: ' p; echo; echo \"$p\" | sha256sum",
+      description: 'Ask for a password',
+      run_in_background: true,
+      interactive: true,
+    })
+    const id = /bash-\d+/.exec(started.text)![0]
+    await waitFor('the password prompt', async () => (await call('bash_output', { task_id: id, wait_ms: 1000 })).text.includes('Password:'))
+    return id
+  }
+
+  /** Runs `dsh-bash reply ARGS` without a terminal; its output. */
+  function reply(args: string[], extraEnv: Record<string, string> = {}) {
+    const result = spawnSync(process.execPath, [MAIN, 'reply', ...args], { encoding: 'utf8', env: { ...process.env, ...env(), ...extraEnv }, timeout: 30_000 })
+    return { code: result.status, out: result.stdout, err: result.stderr }
+  }
+
+  const questionOf = (taskId: string) => {
+    const listed = reply(['--list'])
+    expect(listed.code, listed.err).toBe(0)
+    return new RegExp(`^(\\S+)  task ${taskId} `, 'm').exec(listed.out)![1]
+  }
+
+  it('read -s through a client without elicitation: the model is told to ask for dsh-bash reply, a person types it on a terminal, the task reads it', async () => {
+    const id = await passwordTask()
+    const waiting = await call('bash_input', { task_id: id, ask_user: 'Password for the test' })
+    expect(waiting.isError).toBeFalsy()
+    expect(waiting.text.split('\n')[0]).toBe(
+      `[waiting for the user's reply to task ${id}: this client cannot ask them, so they type it by running "dsh-bash reply" in a terminal on the server's machine; tell them so, then wait with bash_output. The request is withdrawn after 300s, when the task ends, or when you type text into it]`,
+    )
+    expect((waiting.structuredContent as { status: string; taskId: string }).status).toBe('running')
+    expect(server.stderr()).toContain(
+      `dsh-bash: task ${id} waits for your reply (Password for the test): answer it with "dsh-bash reply" in a terminal on this machine within 300s`,
+    )
+
+    // The person, on a terminal of their own: sees the question and the command line, types without echo.
+    const person = startTty(dir, ['reply'], [SECRET], env())
+    try {
+      const shown = await person.type('', 'an empty line declines: ')
+      expect(shown).toContain('task ' + id + ' needs your reply: Password for the test')
+      expect(shown).toContain(`it goes to this program, which the model started: read -s -p 'Password: ' p; echo; echo "$p" | sha256sum`)
+      await person.type(`${SECRET}\r`, `sent to task ${id}`)
+      expect(await person.exited).toBe(0)
+      expect(person.all()).not.toContain(SECRET)
+    } finally {
+      person.term.kill()
+    }
+
+    const done = await waitFor('the task to read it', async () => {
+      const read = await call('bash_output', { task_id: id, wait_ms: 2000 })
+      return read.text.includes('[status: completed') && read.text
+    })
+    expect(done).toContain(SECRET_SHA)
+    // The session is told how the question ended (on a result, and as a log message).
+    expect(modelTexts.join('\n')).toContain(`[reply for task ${id}: the user typed it with dsh-bash reply; it was sent to the terminal and is not shown]`)
+    expect(modelTexts.join('\n') + server.logs.join('\n')).not.toContain(SECRET)
+    expect(server.stderr()).not.toContain(SECRET)
+    // Answered once: it is gone.
+    expect(reply(['--list']).out).toContain('no question waits for a reply')
+  })
+
+  it('a command the server runs cannot list or answer: dsh-bash reply, escaped from the process tree, or the desk key by hand; the same from outside works (control)', async () => {
+    const id = await passwordTask()
+    await call('bash_input', { task_id: id, ask_user: 'Password' })
+    const question = questionOf(id)
+
+    // 1. The plain way.
+    const plain = await call('bash', { command: `${process.execPath} ${MAIN} reply --list; echo "exit $?"`, description: 'Reply myself' })
+    expect(plain.text).toContain('refused: this request comes from a command that a dsh-bash server runs')
+    expect(plain.text).toContain('exit 1')
+    expect(plain.text).not.toContain(`task ${id}`)
+
+    // 2. Out of the process tree (double fork, setsid) with a cleared environment, answering.
+    const out = join(dir, 'escaped.txt')
+    const escaped = await call('bash', {
+      command: `( setsid env -i PATH="$PATH" DSH_BASH_RUNTIME_DIR=${runtime} ${process.execPath} ${MAIN} reply --decline ${question} > ${out} 2>&1; echo "exit $?" >> ${out} & ); sleep 0.1`,
+      description: 'Escape and reply',
+    })
+    expect(escaped.isError).toBeFalsy()
+    const escapedText = await waitFor('the escaped reply to finish', () => {
+      try {
+        const text = readFileSync(out, 'utf8')
+        return text.includes('exit ') && text
+      } catch {
+        return false
+      }
+    })
+    expect(escapedText).toContain('refused: this request comes from a command that a dsh-bash server runs')
+    expect(escapedText).toContain('exit 1')
+
+    // 3. The desk's key, read from its file, used by hand.
+    const file = readdirSync(runtime).find((name) => name.startsWith('reply-'))!
+    const byHand = await call('bash', {
+      command: `${process.execPath} -e 'const d=JSON.parse(require("fs").readFileSync(process.argv[1],"utf8"));fetch("http://127.0.0.1:"+d.port+"/dsh-bash/replies/${question}",{method:"POST",headers:{authorization:"Bearer "+d.key,"content-type":"application/json"},body:JSON.stringify({action:"send",reply:"not the person"})}).then(async r=>console.log(r.status,await r.text()))' ${join(runtime, file)}`,
+      description: 'Use the key',
+    })
+    expect(byHand.text).toMatch(/^403 .*refused: this request comes from a command that a dsh-bash server runs/m)
+
+    // Nothing reached the task: it still waits at its prompt.
+    expect((await call('bash_output', { task_id: id })).text).toContain('[status: running]')
+    // Control: the same question, from outside the server, is there and can be answered.
+    expect(questionOf(id)).toBe(question)
+    const declined = reply(['--decline', question])
+    expect(declined.out).toContain(`declined: nothing was sent to task ${id}`)
+    expect(declined.code).toBe(0)
+    await waitFor('the declined notice', async () =>
+      (await call('bash_output', { task_id: id })).text.includes(`[reply for task ${id}: the user declined it with dsh-bash reply; nothing was sent]`),
+    )
+    await call('bash_kill', { task_id: id })
+  })
+
+  it.skipIf(!root || !hasSetpriv)('another user cannot use the desk: not through the directory, not with the key by hand (the kernel names its uid); the owner can (control)', async () => {
+    const id = await passwordTask()
+    await call('bash_input', { task_id: id, ask_user: 'Password' })
+    const file = join(runtime, readdirSync(runtime).find((name) => name.startsWith('reply-'))!)
+    const desk = JSON.parse(readFileSync(file, 'utf8')) as { port: number; key: string }
+    const nobody = ['--reuid=65534', '--regid=65534', '--clear-groups']
+
+    const viaDir = spawnSync('setpriv', [...nobody, process.execPath, MAIN, 'reply', '--list'], { encoding: 'utf8', env: { ...process.env, ...env() }, timeout: 30_000 })
+    expect(viaDir.status).toBe(1)
+    expect(viaDir.stderr).toContain(`${runtime} belongs to another user (uid 0)`)
+
+    // Handed the key (as if it had leaked), the request still comes from uid 65534.
+    const script = `fetch("http://127.0.0.1:${desk.port}/dsh-bash/replies",{headers:{authorization:"Bearer "+process.env.KEY}}).then(async r=>console.log(r.status,await r.text()))`
+    const byHand = spawnSync('setpriv', [...nobody, process.execPath, '-e', script], { encoding: 'utf8', env: { PATH: process.env.PATH!, KEY: desk.key }, cwd: '/', timeout: 30_000 })
+    expect(byHand.stdout).toMatch(/^403 .*refused: this request comes from another user \(uid 65534\)/)
+    // Control: the same request from this user, outside the server, lists the question.
+    const owner = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', env: { PATH: process.env.PATH!, KEY: desk.key }, timeout: 30_000 })
+    expect(owner.stdout).toMatch(new RegExp(`^200 .*"taskId":"${id}"`))
+    await call('bash_kill', { task_id: id })
+  })
+})
+
+describe('a client that answers the URL elicitation itself', () => {
+  let dir: string
+  let runtime: string
+  let server: StdioServer | undefined
+  afterEach(async () => {
+    await server?.close()
+    rmSync(dir, { recursive: true, force: true })
+    rmSync(runtime, { recursive: true, force: true })
+  })
+
+  it('declines within milliseconds (as Codex does): not reported as the user declining; the question waits for dsh-bash reply', async () => {
+    dir = realpathSync(mkdtempSync(join(tmpdir(), 'dsh-reply-')))
+    runtime = mkdtempSync(join(tmpdir(), 'dsh-reply-run-'))
+    server = await startStdio(['--workdir', dir], { capabilities: { elicitation: { url: {} } }, env: { DSH_BASH_RUNTIME_DIR: runtime } })
+    let asked = 0
+    server.client.setRequestHandler(ElicitRequestSchema, () => {
+      asked++
+      return { action: 'decline' }
+    })
+    const started = (await server.client.callTool({
+      name: 'bash',
+      arguments: { command: "read -s -p 'Password: ' p; echo ${#p}", description: 'Ask', run_in_background: true, interactive: true },
+    })) as CallToolResult
+    const id = /bash-\d+/.exec((started.content[0] as { text: string }).text)![0]
+    await waitFor('the password prompt', async () => {
+      const read = (await server!.client.callTool({ name: 'bash_output', arguments: { task_id: id, wait_ms: 1000 } })) as CallToolResult
+      return (read.content[0] as { text: string }).text.includes('Password:')
+    })
+    const result = (await server.client.callTool({ name: 'bash_input', arguments: { task_id: id, ask_user: 'Password' } })) as CallToolResult
+    const text = (result.content[0] as { text: string }).text
+    expect(asked).toBe(1)
+    expect(result.isError).toBeFalsy()
+    expect(text).toMatch(
+      new RegExp(`^\\[waiting for the user's reply to task ${id}: the client answered the question itself \\("decline" after \\d+ms\\) without asking them, so they type it by running "dsh-bash reply"`),
+    )
+    expect(text).not.toMatch(/the user declined/)
+    const listed = spawnSync(process.execPath, [MAIN, 'reply', '--list'], { encoding: 'utf8', env: { ...process.env, DSH_BASH_RUNTIME_DIR: runtime }, timeout: 30_000 })
+    expect(listed.stdout).toContain(`task ${id} (server pid `)
+    await server.client.callTool({ name: 'bash_kill', arguments: { task_id: id } })
+  })
+})
