@@ -111,54 +111,71 @@ describe('dsh-bash reply: a person answers a question the client could not ask',
     expect(reply(['--list']).out).toContain('no question waits for a reply')
   })
 
-  it('a command the server runs cannot list or answer: dsh-bash reply, escaped from the process tree, or the desk key by hand; the same from outside works (control)', async () => {
-    const id = await passwordTask()
-    await call('bash_input', { task_id: id, ask_user: 'Password' })
-    const question = questionOf(id)
-
-    // 1. The plain way.
-    const plain = await call('bash', { command: `${process.execPath} ${MAIN} reply --list; echo "exit $?"`, description: 'Reply myself' })
-    expect(plain.text).toContain('refused: this request comes from a command that a dsh-bash server runs')
-    expect(plain.text).toContain('exit 1')
-    expect(plain.text).not.toContain(`task ${id}`)
-
-    // 2. Out of the process tree (double fork, setsid) with a cleared environment, answering.
-    const out = join(dir, 'escaped.txt')
-    const escaped = await call('bash', {
-      command: `( setsid env -i PATH="$PATH" DSH_BASH_RUNTIME_DIR=${runtime} ${process.execPath} ${MAIN} reply --decline ${question} > ${out} 2>&1; echo "exit $?" >> ${out} & ); sleep 0.1`,
-      description: 'Escape and reply',
+  describe('a command the server runs cannot list or answer; the same from outside can (control)', () => {
+    let id: string
+    let question: string
+    beforeAll(async () => {
+      id = await passwordTask()
+      await call('bash_input', { task_id: id, ask_user: 'Password' })
+      question = questionOf(id)
     })
-    expect(escaped.isError).toBeFalsy()
-    const escapedText = await waitFor('the escaped reply to finish', () => {
+    afterAll(async () => {
+      await call('bash_kill', { task_id: id })
+    })
+
+    it('dsh-bash reply run by the model\'s command: refused (it descends from the server)', async () => {
+      const plain = await call('bash', { command: `${process.execPath} ${MAIN} reply --list; echo "exit $?"`, description: 'Reply myself' })
+      expect(plain.text).toContain('refused: this request comes from a command that a dsh-bash server runs')
+      expect(plain.text).toContain('exit 1')
+      expect(plain.text).not.toContain(`task ${id}`)
+    })
+
+    it('out of the process tree (an orphan of a double fork, setsid) with a cleared environment: still refused (its cgroup)', async () => {
+      const out = join(dir, 'escaped.txt')
+      // A background task that stays (so its cgroup does), whose orphan replies once its parent is gone.
+      const started = await call('bash', {
+        command: `( setsid sh -c 'sleep 1; ps -o ppid= -p $$ > ${out}.ppid; exec env -i PATH="$PATH" DSH_BASH_RUNTIME_DIR=${runtime} ${process.execPath} ${MAIN} reply --decline ${question}' > ${out} 2>&1 & ); sleep 30`,
+        description: 'Escape and reply',
+        run_in_background: true,
+      })
+      const escaper = /bash-\d+/.exec(started.text)![0]
       try {
-        const text = readFileSync(out, 'utf8')
-        return text.includes('exit ') && text
-      } catch {
-        return false
+        const escapedText = await waitFor('the escaped reply to finish', () => {
+          try {
+            const text = readFileSync(out, 'utf8')
+            return /refused|declined/.test(text) && text
+          } catch {
+            return false
+          }
+        })
+        // It was an orphan (its parent is init, not the task's shell) when it replied.
+        expect(readFileSync(`${out}.ppid`, 'utf8').trim()).toBe('1')
+        expect(escapedText).toContain('refused: this request comes from a command that a dsh-bash server runs (process ')
+        expect(escapedText).toContain('is in a command cgroup of a dsh-bash executor')
+      } finally {
+        await call('bash_kill', { task_id: escaper })
       }
     })
-    expect(escapedText).toContain('refused: this request comes from a command that a dsh-bash server runs')
-    expect(escapedText).toContain('exit 1')
 
-    // 3. The desk's key, read from its file, used by hand.
-    const file = readdirSync(runtime).find((name) => name.startsWith('reply-'))!
-    const byHand = await call('bash', {
-      command: `${process.execPath} -e 'const d=JSON.parse(require("fs").readFileSync(process.argv[1],"utf8"));fetch("http://127.0.0.1:"+d.port+"/dsh-bash/replies/${question}",{method:"POST",headers:{authorization:"Bearer "+d.key,"content-type":"application/json"},body:JSON.stringify({action:"send",reply:"not the person"})}).then(async r=>console.log(r.status,await r.text()))' ${join(runtime, file)}`,
-      description: 'Use the key',
+    it('the desk key read from its file and used by hand: refused', async () => {
+      const file = readdirSync(runtime).find((name) => name.startsWith('reply-'))!
+      const byHand = await call('bash', {
+        command: `${process.execPath} -e 'const d=JSON.parse(require("fs").readFileSync(process.argv[1],"utf8"));fetch("http://127.0.0.1:"+d.port+"/dsh-bash/replies/${question}",{method:"POST",headers:{authorization:"Bearer "+d.key,"content-type":"application/json"},body:JSON.stringify({action:"send",reply:"not the person"})}).then(async r=>console.log(r.status,await r.text()))' ${join(runtime, file)}`,
+        description: 'Use the key',
+      })
+      expect(byHand.text).toMatch(/^403 .*refused: this request comes from a command that a dsh-bash server runs/m)
     })
-    expect(byHand.text).toMatch(/^403 .*refused: this request comes from a command that a dsh-bash server runs/m)
 
-    // Nothing reached the task: it still waits at its prompt.
-    expect((await call('bash_output', { task_id: id })).text).toContain('[status: running]')
-    // Control: the same question, from outside the server, is there and can be answered.
-    expect(questionOf(id)).toBe(question)
-    const declined = reply(['--decline', question])
-    expect(declined.out).toContain(`declined: nothing was sent to task ${id}`)
-    expect(declined.code).toBe(0)
-    await waitFor('the declined notice', async () =>
-      (await call('bash_output', { task_id: id })).text.includes(`[reply for task ${id}: the user declined it with dsh-bash reply; nothing was sent]`),
-    )
-    await call('bash_kill', { task_id: id })
+    it('control: nothing reached the task, and from outside the server the question is there and can be declined', async () => {
+      expect((await call('bash_output', { task_id: id })).text).toContain('[status: running]')
+      expect(questionOf(id)).toBe(question)
+      const declined = reply(['--decline', question])
+      expect(declined.out).toContain(`declined: nothing was sent to task ${id}`)
+      expect(declined.code).toBe(0)
+      await waitFor('the declined notice', async () =>
+        (await call('bash_output', { task_id: id })).text.includes(`[reply for task ${id}: the user declined it with dsh-bash reply; nothing was sent]`),
+      )
+    })
   })
 
   it.skipIf(!root || !hasSetpriv)('another user cannot use the desk: not through the directory, not with the key by hand (the kernel names its uid); the owner can (control)', async () => {
