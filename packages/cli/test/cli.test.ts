@@ -40,8 +40,8 @@ describe('dsh-bash: help, usage errors and exit codes', () => {
   )
 
   it.each([
-    [[], 'dsh-bash: missing command (mcp, repl or agent)\nTry "dsh-bash --help".\n'],
-    [['frob'], 'dsh-bash: unknown command "frob" (expected mcp, repl or agent)\nTry "dsh-bash --help".\n'],
+    [[], 'dsh-bash: missing command (mcp, repl, agent or reply)\nTry "dsh-bash --help".\n'],
+    [['frob'], 'dsh-bash: unknown command "frob" (expected mcp, repl, agent or reply)\nTry "dsh-bash --help".\n'],
     [['--frob'], 'dsh-bash: unknown flag --frob\nTry "dsh-bash --help".\n'],
     [['help', 'frob'], 'dsh-bash: help: unknown command "frob"\nTry "dsh-bash --help".\n'],
     [['mcp', '--http', 'x'], 'dsh-bash: --http: expected HOST:PORT, got "x"\nTry "dsh-bash mcp --help".\n'],
@@ -75,7 +75,7 @@ describe('dsh-bash: help, usage errors and exit codes', () => {
     [['mcp', '--workdri', '/tmp'], 'dsh-bash: unknown flag --workdri (did you mean --workdir?)\nTry "dsh-bash mcp --help".\n'],
     [['mcp', '--executor', 'sandbx'], 'dsh-bash: --executor: expected one of local, sandbox, ssh, container, kubernetes, got "sandbx" (did you mean sandbox?)\nTry "dsh-bash mcp --help".\n'],
     [['mcp', '--executor', 'sandbox', '--sandbox-mode', 'read-olny'], 'dsh-bash: --sandbox-mode: expected one of read-only, workspace-write, danger-full-access, got "read-olny" (did you mean read-only?)\nTry "dsh-bash mcp --help".\n'],
-    [['mpc'], 'dsh-bash: unknown command "mpc" (expected mcp, repl or agent) (did you mean mcp?)\nTry "dsh-bash --help".\n'],
+    [['mpc'], 'dsh-bash: unknown command "mpc" (expected mcp, repl, agent or reply) (did you mean mcp?)\nTry "dsh-bash --help".\n'],
     [['--verison'], 'dsh-bash: unknown flag --verison (did you mean --version?)\nTry "dsh-bash --help".\n'],
     [['repl', '--executor-config', '{"timeoutMs":-1}'], 'dsh-bash: --executor-config: invalid local executor config: timeoutMs must be positive\nTry "dsh-bash repl --help".\n'],
     [['mcp', '--max-result-bytes', '100'], 'dsh-bash: --max-result-bytes: expected a whole number of at least 200, got "100"\nTry "dsh-bash mcp --help".\n'],

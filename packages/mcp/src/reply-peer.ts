@@ -119,7 +119,7 @@ const EXECUTOR_CGROUP = /(^|\/)dsh-bash-\d+-[a-z0-9]+\//
 
 /**
  * Why process `pid` counts as a command a dsh-bash server runs, or undefined when nothing says so:
- * it descends from `serverPid`; it is in a local executor's command cgroup (any server's: the
+ * it descends from `serverPid` (strictly); it is in a local executor's command cgroup (any server's: the
  * kernel keeps it there through `setsid`, double forks and a cleared environment); or it carries the
  * executor's marker variable (the `marker` containment's; any server's). A process whose /proc
  * entries cannot be read counts too: it cannot be told apart.
@@ -139,13 +139,12 @@ export function commandOfServer(pid: number, serverPid = process.pid): string | 
   } catch {
     return `cannot read /proc/${pid}/environ`
   }
-  // Up the parent chain (a loop guard against a chain that changes while it is read).
-  let current = pid
-  for (let hops = 0; hops < 4096 && current > 1; hops++) {
+  // Up the parent chain, from the parent (the server itself is no command of its own: a library
+  // host may answer through its own desk); a loop guard against a chain that changes while read.
+  let current = parentOf(pid)
+  for (let hops = 0; hops < 4096 && current !== undefined && current > 1; hops++) {
     if (current === serverPid) return `process ${pid} was started by this server`
-    const parent = parentOf(current)
-    if (parent === undefined) break
-    current = parent
+    current = parentOf(current)
   }
   return undefined
 }
