@@ -107,6 +107,12 @@ describe('dsh-bash: help, usage errors and exit codes', () => {
     [['mcp', '--executor', 'ssh', '--workdir', '/srv', '--ssh', 'u@h:70000'], 'dsh-bash: --ssh: expected user@host[:port], got "u@h:70000"\nTry "dsh-bash mcp --help".\n'],
     [['mcp', '--executor', 'ssh', '--workdir', '/srv', '--ssh', 'u@h', '--ssh-key', '/no/key'], 'dsh-bash: --ssh-key: no such file "/no/key"\nTry "dsh-bash mcp --help".\n'],
     [['mcp', '--executor', 'ssh', '--workdir', '/srv', '--ssh', 'u@h', '--ssh-key', '/etc/hostname', '--known-hosts', '/no/kh'], 'dsh-bash: --known-hosts: no such file "/no/kh" (host keys are never accepted blindly)\nTry "dsh-bash mcp --help".\n'],
+    [['reply', '--decline'], 'dsh-bash: --decline: name the question to decline, e.g. dsh-bash reply --decline QUESTION\nTry "dsh-bash reply --help".\n'],
+    [['reply', '--list', 'q1'], 'dsh-bash: --list: lists every waiting question; it takes no question and no --decline\nTry "dsh-bash reply --help".\n'],
+    [['reply', 'q1', 'q2'], 'dsh-bash: unexpected argument "q2" (one question at a time)\nTry "dsh-bash reply --help".\n'],
+    [['reply', '--token', 't'], `dsh-bash: ${TOKEN_FLAG_REFUSED}\nTry "dsh-bash reply --help".\n`],
+    [['reply', '--token-file', 't'], 'dsh-bash: --token-file: only used with --url\nTry "dsh-bash reply --help".\n'],
+    [['reply', '--url', 'ftp://h/mcp'], 'dsh-bash: --url: expected the server\'s http(s) URL, e.g. http://127.0.0.1:8765/mcp, got "ftp://h/mcp"\nTry "dsh-bash reply --help".\n'],
   ])('%j is a usage error naming the flag or value (exit 2)', (args, message) => {
     expect(run(...args)).toEqual({ code: 2, stdout: '', stderr: message })
   })

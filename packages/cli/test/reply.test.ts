@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { type CallToolResult, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { MAIN, startStdio, type StdioServer, waitFor } from './helpers.js'
+import { connectHttp, MAIN, startHttp, startStdio, type StdioServer, waitFor } from './helpers.js'
 import { startTty } from './tty.js'
 
 const SECRET = 'hunter2-Zq7'
@@ -239,5 +239,93 @@ describe('a client that answers the URL elicitation itself', () => {
     const listed = spawnSync(process.execPath, [MAIN, 'reply', '--list'], { encoding: 'utf8', env: { ...process.env, DSH_BASH_RUNTIME_DIR: runtime }, timeout: 30_000 })
     expect(listed.stdout).toContain(`task ${id} (server pid `)
     await server.client.callTool({ name: 'bash_kill', arguments: { task_id: id } })
+  })
+})
+
+describe('dsh-bash reply: the other ways it ends', () => {
+  it('nothing waits, several wait, no terminal, no directory: exit 1 or 2 with the reason, nothing sent', async () => {
+    const dir = realpathSync(mkdtempSync(join(tmpdir(), 'dsh-reply-')))
+    const runtime = mkdtempSync(join(tmpdir(), 'dsh-reply-run-'))
+    const server = await startStdio(['--workdir', dir], { capabilities: {}, env: { DSH_BASH_RUNTIME_DIR: runtime } })
+    const run = (args: string[], extra: Record<string, string> = {}) => {
+      const result = spawnSync(process.execPath, [MAIN, 'reply', ...args], { encoding: 'utf8', env: { ...process.env, DSH_BASH_RUNTIME_DIR: runtime, ...extra }, timeout: 30_000 })
+      return { code: result.status, out: result.stdout, err: result.stderr }
+    }
+    try {
+      expect(run([])).toEqual({ code: 1, out: '', err: 'dsh-bash: no question waits for a reply\n' })
+      expect(run([], { DSH_BASH_RUNTIME_DIR: join(runtime, 'none') })).toEqual({
+        code: 1,
+        out: '',
+        err: `dsh-bash: no dsh-bash server of yours has a reply desk on this machine (${join(runtime, 'none')} does not exist)\n`,
+      })
+      const ids: string[] = []
+      for (let i = 0; i < 2; i++) {
+        const started = (await server.client.callTool({
+          name: 'bash',
+          arguments: { command: "read -s -p 'Password: ' p", description: 'Ask', run_in_background: true, interactive: true },
+        })) as CallToolResult
+        const id = /bash-\d+/.exec((started.content[0] as { text: string }).text)![0]
+        await waitFor('the prompt', async () => {
+          const read = (await server.client.callTool({ name: 'bash_output', arguments: { task_id: id, wait_ms: 1000 } })) as CallToolResult
+          return (read.content[0] as { text: string }).text.includes('Password:')
+        })
+        await server.client.callTool({ name: 'bash_input', arguments: { task_id: id, ask_user: 'Password' } })
+        ids.push(id)
+      }
+      const several = run([])
+      expect(several.code).toBe(2)
+      expect(several.err).toMatch(/^dsh-bash: 2 questions wait: name one, e\.g\. dsh-bash reply \S+\nTry "dsh-bash reply --help"\.\n$/)
+      const question = new RegExp(`^(\\S+)  task ${ids[0]} `, 'm').exec(several.out)![1]
+      expect(run([question])).toEqual({ code: 1, out: '', err: 'dsh-bash: dsh-bash reply reads the reply from a terminal, without echo: its input is not a terminal\n' })
+      expect(run(['nosuch'])).toMatchObject({ code: 1, err: expect.stringContaining('dsh-bash: no question "nosuch" waits for a reply; waiting: ') })
+      // Still waiting: nothing was sent.
+      expect(run(['--list']).out).toContain(`task ${ids[0]} `)
+    } finally {
+      await server.close()
+      rmSync(dir, { recursive: true, force: true })
+      rmSync(runtime, { recursive: true, force: true })
+    }
+  })
+
+  it('--url: the MCP HTTP server\'s own desk, with its token from the environment; a wrong token is refused', async () => {
+    const dir = realpathSync(mkdtempSync(join(tmpdir(), 'dsh-reply-')))
+    const runtime = mkdtempSync(join(tmpdir(), 'dsh-reply-run-'))
+    const token = 'reply-test-token-0123456789abcdef'
+    const server = await startHttp(['--workdir', dir], { DSH_BASH_TOKEN: token, DSH_BASH_RUNTIME_DIR: runtime })
+    const client = await connectHttp(server.url, token)
+    const run = (args: string[], withToken: string) => {
+      // No runtime directory: only the URL can find the server.
+      const result = spawnSync(process.execPath, [MAIN, 'reply', '--url', server.url, ...args], {
+        encoding: 'utf8',
+        env: { ...process.env, DSH_BASH_TOKEN: withToken, DSH_BASH_RUNTIME_DIR: join(runtime, 'none') },
+        timeout: 30_000,
+      })
+      return { code: result.status, out: result.stdout, err: result.stderr }
+    }
+    try {
+      const started = (await client.client.callTool({
+        name: 'bash',
+        arguments: { command: "read -s -p 'Password: ' p; echo; echo \"got ${#p}\"", description: 'Ask', run_in_background: true, interactive: true },
+      })) as CallToolResult
+      const id = /bash-\d+/.exec((started.content[0] as { text: string }).text)![0]
+      await waitFor('the prompt', async () => {
+        const read = (await client.client.callTool({ name: 'bash_output', arguments: { task_id: id, wait_ms: 1000 } })) as CallToolResult
+        return (read.content[0] as { text: string }).text.includes('Password:')
+      })
+      const waiting = (await client.client.callTool({ name: 'bash_input', arguments: { task_id: id, ask_user: 'Password' } })) as CallToolResult
+      expect((waiting.content[0] as { text: string }).text).toContain("[waiting for the user's reply to task")
+      const wrong = run(['--list'], 'not-the-token')
+      expect(wrong.code).toBe(1)
+      expect(wrong.err).toContain('unauthorized: a valid bearer token is required')
+      const listed = run(['--list'], token)
+      expect(listed.code, listed.err).toBe(0)
+      const question = new RegExp(`^(\\S+)  task ${id} \\(${new URL(server.url).origin.replaceAll('.', '\\.')}\\)`, 'm').exec(listed.out)![1]
+      expect(run(['--decline', question], token).out).toContain(`declined: nothing was sent to task ${id}`)
+    } finally {
+      await client.close()
+      await server.stop()
+      rmSync(dir, { recursive: true, force: true })
+      rmSync(runtime, { recursive: true, force: true })
+    }
   })
 })

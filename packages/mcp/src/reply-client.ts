@@ -75,13 +75,15 @@ async function request(desk: DeskConnection, url: string, init: RequestInit): Pr
     throw new Error(`${desk.label}: cannot reach its reply desk at ${url}: ${(error as Error).cause instanceof Error ? ((error as Error).cause as Error).message : (error as Error).message}`)
   }
   const text = await response.text()
-  let body: { error?: string } | undefined
+  let body: { error?: string | { message?: string } } | undefined
   try {
-    body = JSON.parse(text) as { error?: string }
+    body = JSON.parse(text) as typeof body
   } catch {
     // Reported below.
   }
-  if (!response.ok || !body) throw new Error(`${desk.label}: ${body?.error ?? `HTTP ${response.status}: ${text.slice(0, 200)}`}`)
+  // The desk answers `{error: "…"}`; the MCP HTTP server's own refusals (401, 403) are JSON-RPC errors.
+  const error = typeof body?.error === 'string' ? body.error : body?.error?.message
+  if (!response.ok || !body) throw new Error(`${desk.label}: ${error ?? `HTTP ${response.status}: ${text.slice(0, 200)}`}`)
   return body
 }
 
