@@ -34,11 +34,13 @@ export async function runReply(options: ReplyOptions, io: Io = { input: process.
     if (!token) throw new StartupError(`--url: the server's bearer token is needed: --token-file PATH or $DSH_BASH_TOKEN`)
     desks = [httpDesk(options.url, token.token)]
   } else {
+    const skipped: string[] = []
     try {
-      desks = localDesks()
+      desks = localDesks(undefined, skipped)
     } catch (error) {
       throw new StartupError((error as Error).message)
     }
+    for (const reason of skipped) warn(reason)
   }
   const questions: DeskQuestion[] = []
   const failures: string[] = []

@@ -27,7 +27,10 @@ import {
   startedText,
   statusLine,
   TYPED_TEXT,
+  laterNotices,
+  waitingText,
 } from '@deepseek-ai/dsh-tool-bash'
+import { waitingAnnouncement } from '@deepseek-ai/dsh-mcp'
 import { TerminalView } from '@deepseek-ai/dsh-bash-kit'
 import { parseMcpArgs } from '../src/args.js'
 import { MCP_ON_TERMINAL_HINT } from '../src/mcp-command.js'
@@ -96,6 +99,24 @@ const TOOLS: ExactText[] = [
   { text: 'killed background task <id>', values: ['bash-1'], produce: () => killedText('bash-1') },
   { text: 'task <id> had already finished', values: ['bash-1'], produce: () => alreadyFinishedText('bash-1') },
   { text: '[the user typed a reply; it was sent to the terminal and is not shown]', values: [], produce: () => TYPED_TEXT },
+  {
+    text: `[waiting for the user's reply to task <id>: this client cannot ask them, so they type it by running "dsh-bash reply" in a terminal on the server's machine; tell them so, then wait with bash_output. The request is withdrawn after <n>s, when the task ends, or when you type text into it]`,
+    values: ['bash-1', 300],
+    produce: () => waitingText('bash-1', { outcome: 'pending', waitMs: 300_000, unasked: 'no-elicitation' }),
+  },
+  {
+    text: `[waiting for the user's reply to task <id>: the client answered the question itself ("<action>" after <ms>ms) without asking them, so they type it by running "dsh-bash reply" in a terminal on the server's machine; tell them so, then wait with bash_output. The request is withdrawn after <n>s, when the task ends, or when you type text into it]`,
+    values: ['bash-1', 'decline', 2, 300],
+    produce: () => waitingText('bash-1', { outcome: 'pending', waitMs: 300_000, unasked: { action: 'decline', ms: 2 } }),
+  },
+  { text: '[reply for task <id>: the user typed it with dsh-bash reply; it was sent to the terminal and is not shown]', values: ['bash-1'], produce: () => laterNotices.typed('bash-1') },
+  { text: '[reply for task <id>: the user declined it with dsh-bash reply; nothing was sent]', values: ['bash-1'], produce: () => laterNotices.declined('bash-1') },
+  { text: '[reply for task <id>: no one answered within <n>s; the request was withdrawn and nothing was sent]', values: ['bash-1', 300], produce: () => laterNotices.expired('bash-1', 300_000) },
+  {
+    text: 'dsh-bash: task <id> waits for your reply (<prompt>): answer it with "dsh-bash reply" in a terminal on this machine within <n>s',
+    values: ['bash-1', 'Password for sudo', 300],
+    produce: () => `dsh-bash: ${waitingAnnouncement('bash-1', 'Password for sudo', 300_000)}`,
+  },
   {
     text: 'background bash task <id> finished <status>. Read its output with bash_output.',
     values: ['bash-2', '[status: completed, exit code: 0]'],

@@ -2,6 +2,7 @@ import { unlinkSync } from 'node:fs'
 import { join } from 'node:path'
 import type { DeskAnswer, WaitingReply } from './reply-desk.js'
 import { readDesks, REPLY_PATH, replyDirectory } from './reply-dir.js'
+import { commandOfServer, listenersOf } from './reply-peer.js'
 
 /**
  * The client side of the reply desk, for `dsh-bash reply`: finds the desks of this user's servers
@@ -27,9 +28,12 @@ export { replyDirectory }
 
 /**
  * The desks of this user's servers on this machine (`replyDirectory()`, checked private). A desk
- * file whose server is gone is removed.
+ * file whose server is gone is removed. A desk is trusted only when the process listening on its
+ * port is the pid its file names and is no command of a dsh-bash server: a command could write a
+ * desk file of its own and show the person a harmless command line to collect what they type.
+ * Those are left out, each with the reason in `skipped`.
  */
-export function localDesks(dir = replyDirectory()): DeskConnection[] {
+export function localDesks(dir = replyDirectory(), skipped: string[] = []): DeskConnection[] {
   const desks: DeskConnection[] = []
   for (const desk of readDesks(dir)) {
     if (!alive(desk.pid)) {
@@ -38,6 +42,16 @@ export function localDesks(dir = replyDirectory()): DeskConnection[] {
       } catch {
         // Someone else removed it.
       }
+      continue
+    }
+    const listeners = listenersOf(desk.port)
+    if (!listeners?.includes(desk.pid)) {
+      skipped.push(`not asking the desk of pid ${desk.pid}: 127.0.0.1:${desk.port} is ${listeners?.length ? `held by pid ${listeners.join(', ')}` : 'not held by it'}`)
+      continue
+    }
+    const why = commandOfServer(desk.pid)
+    if (why) {
+      skipped.push(`not asking the desk of pid ${desk.pid}: it runs as a command of a dsh-bash server (${why}), so the model could have started it`)
       continue
     }
     desks.push({ label: `server pid ${desk.pid}`, url: `http://127.0.0.1:${desk.port}${REPLY_PATH}`, token: desk.key })

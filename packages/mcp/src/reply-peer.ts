@@ -52,6 +52,28 @@ export function findPeer(ends: ConnectionEnds): Peer | undefined {
   return undefined
 }
 
+/**
+ * The processes holding the socket that listens on 127.0.0.1:`port` (from /proc/net/tcp's LISTEN
+ * row), or undefined when none is found: what `dsh-bash reply` checks before it trusts a desk file.
+ */
+export function listenersOf(port: number): number[] | undefined {
+  let text: string
+  try {
+    text = readFileSync('/proc/net/tcp', 'utf8')
+  } catch {
+    return undefined
+  }
+  for (const line of text.split('\n').slice(1)) {
+    const fields = line.trim().split(/\s+/)
+    if (fields.length < 10 || fields[3] !== '0A') continue
+    const local = parseEndpoint(fields[1])
+    if (local?.port !== port || local.address !== '127.0.0.1') continue
+    const inode = Number(fields[9])
+    return inode > 0 ? holdersOf(inode) : undefined
+  }
+  return undefined
+}
+
 /** The processes with an open descriptor on socket `inode` (those this process may look into). */
 function holdersOf(inode: number): number[] {
   const target = `socket:[${inode}]`
