@@ -13,6 +13,8 @@ export const sentText = (taskId: string) => `sent to task ${taskId}; its program
 export const declinedText = (taskId: string) => `declined: nothing was sent to task ${taskId}`
 /** … when nothing waits. */
 export const NOTHING_WAITS = 'no question waits for a reply'
+/** … when stdin cannot read a reply without echo. */
+export const NOT_A_TERMINAL = 'dsh-bash reply reads the reply from a terminal, without echo: its input is not a terminal'
 
 interface Io {
   input: NodeJS.ReadStream
@@ -77,7 +79,7 @@ export async function runReply(options: ReplyOptions, io: Io = { input: process.
   }
 
   if (options.decline) return decline(question, say, warn)
-  if (!io.input.isTTY) throw new StartupError('dsh-bash reply reads the reply from a terminal, without echo: its input is not a terminal')
+  if (!io.input.isTTY) throw new StartupError(NOT_A_TERMINAL)
   say(`question ${question.id} (${question.desk.label}):`)
   io.output.write(secretQuestion(question))
   const reply = await readReply(io)

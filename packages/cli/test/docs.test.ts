@@ -40,6 +40,8 @@ import { TerminalView } from '@deepseek-ai/dsh-bash-kit'
 import { parseMcpArgs } from '../src/args.js'
 import { MCP_ON_TERMINAL_HINT } from '../src/mcp-command.js'
 import { leaveWarning, leavingText } from '../src/repl.js'
+import { declinedText, NOT_A_TERMINAL, NOTHING_WAITS, sentText } from '../src/reply-command.js'
+import { localDesks } from '@deepseek-ai/dsh-mcp/reply'
 import { ROOT } from './helpers.js'
 
 /** The refusals of `ask_user`, as docs/tools.md writes them (their order: echo on, raw mode, unknown, cancelled). */
@@ -306,14 +308,34 @@ function exactTexts(doc: string): string[] {
   return texts
 }
 
-const docs = { 'docs/tools.md': TOOLS, 'docs/harness.md': HARNESS }
+/** What `dsh-bash reply` prints (the CLI README's table); errors as the CLI writes them, `dsh-bash: <message>`. */
+const CLI_README: ExactText[] = [
+  { text: 'sent to task <id>; its program has it now (the model reads only what that program prints)', values: ['bash-1'], produce: () => sentText('bash-1') },
+  { text: 'declined: nothing was sent to task <id>', values: ['bash-1'], produce: () => declinedText('bash-1') },
+  { text: 'dsh-bash: no question waits for a reply', values: [], produce: () => `dsh-bash: ${NOTHING_WAITS}` },
+  {
+    text: 'dsh-bash: no dsh-bash server of yours has a reply desk on this machine (<dir> does not exist)',
+    values: ['/nonexistent/dsh-bash'],
+    produce: () => {
+      try {
+        localDesks('/nonexistent/dsh-bash')
+        return 'no error'
+      } catch (error) {
+        return `dsh-bash: ${(error as Error).message}`
+      }
+    },
+  },
+  { text: 'dsh-bash: dsh-bash reply reads the reply from a terminal, without echo: its input is not a terminal', values: [], produce: () => `dsh-bash: ${NOT_A_TERMINAL}` },
+]
+
+const docs = { 'docs/tools.md': TOOLS, 'docs/harness.md': HARNESS, 'packages/cli/README.md': CLI_README }
 
 describe.each(Object.entries(docs))('%s: every exact text matches the code', (file, entries) => {
   const doc = readFileSync(join(ROOT, file), 'utf8')
   const rows = exactTexts(doc)
 
   it('every row of its exact-text tables has a check here, and every check a row', () => {
-    expect(rows.length).toBeGreaterThan(5)
+    expect(rows.length).toBeGreaterThan(4)
     expect([...rows].sort()).toEqual(entries.map((entry) => entry.text).sort())
   })
 

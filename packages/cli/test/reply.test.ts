@@ -115,6 +115,32 @@ describe.skipIf(nested)('dsh-bash reply: a person answers a question the client 
     expect(reply(['--list']).out).toContain('no question waits for a reply')
   })
 
+  it('the question and the command line reach the person\'s terminal with control characters, line breaks and bidi overrides visible', async () => {
+    const started = await call('bash', {
+      command: "read -s -p 'Password: ' p # \u001b]0;owned\u0007 \u202Eeulav\n: a second line",
+      description: 'Ask with a hostile command line',
+      run_in_background: true,
+      interactive: true,
+    })
+    const id = /bash-\d+/.exec(started.text)![0]
+    try {
+      await waitFor('the password prompt', async () => (await call('bash_output', { task_id: id, wait_ms: 1000 })).text.includes('Password:'))
+      await call('bash_input', { task_id: id, ask_user: 'Password\u001b[2J for \u202Esudo' })
+      const listed = reply(['--list'])
+      expect(listed.code, listed.err).toBe(0)
+      const ours = listed.out.slice(listed.out.indexOf(`task ${id} `))
+      expect(ours).toContain('  asks: Password␛[2J for \\u{202E}sudo\n')
+      expect(ours).toContain("  goes to this program, which the model started: read -s -p 'Password: ' p # ␛]0;owned␇ \\u{202E}eulav␊: a second line")
+      expect(listed.out).not.toMatch(/[\u001b\u0007\u202E]/)
+      // Control: the desk hands the command line raw and whole (to this user, from outside the server); the CLI is what shows it safely.
+      const desk = JSON.parse(readFileSync(join(runtime, readdirSync(runtime).find((name) => name.startsWith('reply-'))!), 'utf8')) as { port: number; key: string }
+      const raw = await (await fetch(`http://127.0.0.1:${desk.port}/dsh-bash/replies`, { headers: { authorization: `Bearer ${desk.key}` } })).text()
+      expect(JSON.parse(raw).waiting.find((q: { taskId: string }) => q.taskId === id).command).toContain('\u001b]0;owned\u0007 \u202Eeulav\n')
+    } finally {
+      await call('bash_kill', { task_id: id })
+    }
+  })
+
   describe('a command the server runs cannot list or answer; the same from outside can (control)', () => {
     let id: string
     let question: string
