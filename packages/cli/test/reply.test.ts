@@ -257,14 +257,17 @@ describe.skipIf(nested)('a client that answers the URL elicitation itself', () =
     rmSync(runtime, { recursive: true, force: true })
   })
 
-  it('declines within milliseconds (as Codex does): not reported as the user declining; the question waits for dsh-bash reply', async () => {
+  it.each([
+    ['decline', 'declines within milliseconds (as Codex does)'],
+    ['cancel', 'cancels within milliseconds (as Claude Code in print mode does)'],
+  ] as const)('%s: %s: not reported as the user declining; the question waits for dsh-bash reply', async (action) => {
     dir = realpathSync(mkdtempSync(join(tmpdir(), 'dsh-reply-')))
     runtime = mkdtempSync(join(tmpdir(), 'dsh-reply-run-'))
     server = await startStdio(['--workdir', dir], { capabilities: { elicitation: { url: {} } }, env: { DSH_BASH_RUNTIME_DIR: runtime } })
     let asked = 0
     server.client.setRequestHandler(ElicitRequestSchema, () => {
       asked++
-      return { action: 'decline' }
+      return { action }
     })
     const started = (await server.client.callTool({
       name: 'bash',
@@ -280,7 +283,7 @@ describe.skipIf(nested)('a client that answers the URL elicitation itself', () =
     expect(asked).toBe(1)
     expect(result.isError).toBeFalsy()
     expect(text).toMatch(
-      new RegExp(`^\\[waiting for the user's reply to task ${id}: the client answered the question itself \\("decline" after \\d+ms\\) without asking them, so they type it by running "dsh-bash reply"`),
+      new RegExp(`^\\[waiting for the user's reply to task ${id}: the client answered the question itself \\("${action}" after \\d+ms\\) without asking them, so they type it by running "dsh-bash reply"`),
     )
     expect(text).not.toMatch(/the user declined/)
     const listed = spawnSync(process.execPath, [MAIN, 'reply', '--list'], { encoding: 'utf8', env: { ...process.env, DSH_BASH_RUNTIME_DIR: runtime }, timeout: 30_000 })
