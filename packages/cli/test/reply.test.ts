@@ -16,6 +16,11 @@ const hasSetpriv = spawnSync('setpriv', ['--version'], { stdio: 'ignore' }).stat
 /** Run as a command of a dsh-bash server (an agent running the tests), every reply here would rightly be refused. */
 const nested = commandOfServer(process.pid, -1)
 if (nested) console.warn(`[reply tests] skipped: this test runs as a command of a dsh-bash server (${nested})`)
+/**
+ * A test that starts a server and then `dsh-bash reply` six or more times, one after another: at a
+ * load average near 100 each start took several seconds and the default 60 s ran out.
+ */
+const SEQUENTIAL_STARTS_MS = 180_000
 
 /**
  * The acceptance of a secret typed by a person through a client that declares no elicitation
@@ -335,7 +340,7 @@ describe.skipIf(nested)('dsh-bash reply: the other ways it ends', () => {
       rmSync(dir, { recursive: true, force: true })
       rmSync(runtime, { recursive: true, force: true })
     }
-  })
+  }, SEQUENTIAL_STARTS_MS)
 
   it('--url: the MCP HTTP server\'s own desk, with its token from the environment; a wrong token is refused', async () => {
     const dir = realpathSync(mkdtempSync(join(tmpdir(), 'dsh-reply-')))
@@ -377,5 +382,5 @@ describe.skipIf(nested)('dsh-bash reply: the other ways it ends', () => {
       rmSync(dir, { recursive: true, force: true })
       rmSync(runtime, { recursive: true, force: true })
     }
-  })
+  }, SEQUENTIAL_STARTS_MS)
 })
