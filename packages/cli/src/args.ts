@@ -279,6 +279,55 @@ export function parseReplArgs(args: string[]): ReplOptions | Instead {
 
 type Env = Record<string, string | undefined>
 
+/** `dsh-bash reply`: answer a question a server's task waits for (reply-command.ts). */
+export interface ReplyOptions {
+  /** The question's id; required with `--decline` and when several wait. */
+  question?: string
+  /** Only list the waiting questions. */
+  list: boolean
+  /** Decline `question`: nothing is sent. */
+  decline: boolean
+  /** An MCP HTTP server's URL (`http://HOST:PORT/mcp`), instead of this machine's desks. */
+  url?: string
+  /** `--token-file` (with `--url`), absolute; else `$DSH_BASH_TOKEN`. */
+  tokenFile?: string
+}
+
+export function parseReplyArgs(args: string[]): ReplyOptions | Instead {
+  const { values, positionals } = parseCommandLine(
+    'reply',
+    args,
+    {
+      list: { type: 'boolean' },
+      decline: { type: 'boolean' },
+      url: { type: 'string' },
+      // Accepted by the parser only to be refused with the alternatives (token.ts).
+      token: { type: 'string' },
+      'token-file': { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+      version: { type: 'boolean', short: 'v' },
+    },
+    true,
+  )
+  const other = instead(values)
+  if (other) return other
+  if (positionals.length > 1) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[1])} (one question at a time)`, 'reply')
+  const options: ReplyOptions = { list: values.list === true, decline: values.decline === true }
+  if (positionals[0] !== undefined) options.question = positionals[0]
+  if (options.list && (options.decline || options.question !== undefined)) throw new UsageError('--list: lists every waiting question; it takes no question and no --decline', 'reply')
+  if (options.decline && options.question === undefined) throw new UsageError('--decline: name the question to decline, e.g. dsh-bash reply --decline QUESTION', 'reply')
+  if (values.token !== undefined) refuseTokenFlag()
+  if (values.url !== undefined) {
+    if (!isHttpUrl(values.url)) throw new UsageError(`--url: expected the server's http(s) URL, e.g. http://127.0.0.1:8765/mcp, got ${JSON.stringify(values.url)}`, 'reply')
+    options.url = values.url
+  }
+  if (values['token-file'] !== undefined) {
+    if (options.url === undefined) throw new UsageError('--token-file: only used with --url', 'reply')
+    options.tokenFile = fileFlag('--token-file', values['token-file'], 'file', { mayBeMissing: true })
+  }
+  return options
+}
+
 /**
  * `dsh-bash agent [flags] PROMPT`. Flags win over the environment (`AGENT_ENV`). The key is only
  * ever read from a variable (`--api-key-env NAME`), so it never lands in shell history or `ps`.

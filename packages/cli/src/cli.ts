@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs'
-import { type Instead, parseAgentArgs, parseMcpArgs, parseReplArgs } from './args.js'
+import { type Instead, parseAgentArgs, parseMcpArgs, parseReplArgs, parseReplyArgs } from './args.js'
 import { didYouMean } from './flags.js'
 import { isStartupError, isUsageError, UsageError } from './errors.js'
-import { AGENT_HELP, MAIN_HELP, MCP_HELP, REPL_HELP } from './help.js'
+import { AGENT_HELP, MAIN_HELP, MCP_HELP, REPL_HELP, REPLY_HELP } from './help.js'
 
 
 /** A command: its help, and how it parses its flags and runs (its module is loaded only then). */
@@ -29,6 +29,7 @@ const COMMANDS: Record<string, Command> = {
   mcp: command(MCP_HELP, parseMcpArgs, async () => (await import('./mcp-command.js')).runMcp),
   repl: command(REPL_HELP, parseReplArgs, async () => (await import('./repl.js')).runRepl),
   agent: command(AGENT_HELP, (args) => parseAgentArgs(args, process.env), async () => (await import('./agent-command.js')).runAgent),
+  reply: command(REPLY_HELP, parseReplyArgs, async () => (await import('./reply-command.js')).runReply),
 }
 
 function lookup(name: string): Command | undefined {
@@ -43,7 +44,7 @@ export async function main(argv: string[], io: { out?: NodeJS.WritableStream; er
   // The command a usage error points at ("Try dsh-bash <command> --help"), once it is known.
   let hint: string | undefined
   try {
-    if (name === undefined) throw new UsageError('missing command (mcp, repl or agent)')
+    if (name === undefined) throw new UsageError('missing command (mcp, repl, agent or reply)')
     if (name === '-h' || name === '--help') return write(out, MAIN_HELP), 0
     if (name === '-v' || name === '--version') return write(out, version()), 0
     if (name === 'help') {
@@ -55,7 +56,7 @@ export async function main(argv: string[], io: { out?: NodeJS.WritableStream; er
     }
     if (name.startsWith('-')) throw new UsageError(`unknown flag ${name}${didYouMean(name, ['--help', '--version'])}`)
     const command = lookup(name)
-    if (!command) throw new UsageError(`unknown command ${JSON.stringify(name)} (expected mcp, repl or agent)${didYouMean(name, Object.keys(COMMANDS))}`)
+    if (!command) throw new UsageError(`unknown command ${JSON.stringify(name)} (expected mcp, repl, agent or reply)${didYouMean(name, Object.keys(COMMANDS))}`)
     hint = name
     const code = await command.run(rest)
     if (code === 'help') return write(out, command.help), 0

@@ -50,6 +50,7 @@ Commands:
   mcp     serve the tools to MCP clients (stdio, or Streamable HTTP with --http HOST:PORT)
   repl    play the model: run commands through the tools and read exactly what a model reads
   agent   let a model do it: one request through an OpenAI-compatible chat-completions endpoint
+  reply   type the reply a server's task waits for (a password), when its MCP client cannot ask you
   help    show help for a command (dsh-bash help mcp)
 
 Flags:
@@ -149,3 +150,25 @@ export const REPL_COMMANDS = `Input:
 Ctrl-C stops a running call, clears a half-typed line, and on an empty line says which tasks
 leaving would kill; a second Ctrl-C there leaves.
 Notices of finished background tasks are printed as "[notice] <text>" when they are injected.`
+
+export const REPLY_HELP = `Usage: dsh-bash reply [flags] [QUESTION]
+
+Answers a question of bash_input ask_user (a password, a passphrase) that a dsh-bash server could not
+put to you through its MCP client. Lists the questions your servers on this machine wait for, with
+the command line of the program each reply goes to, reads your reply without echo from this
+terminal, and sends it to that program. An empty line declines.
+
+Flags:
+  --list                  list the waiting questions and exit
+  --decline               decline QUESTION: nothing is sent
+  --url URL               ask the MCP HTTP server at URL (as it printed it, http://HOST:PORT/mcp)
+                          instead of this machine's servers; its token comes from --token-file or
+                          $DSH_BASH_TOKEN
+  --token-file PATH       a file holding that server's bearer token (yours, mode 600). There is no
+                          --token: a command line is readable by every local user
+  -h, --help              show this help
+  -v, --version           print the version
+
+Servers on this machine are found in $DSH_BASH_RUNTIME_DIR, else $XDG_RUNTIME_DIR/dsh-bash, else
+<tmp>/dsh-bash-<uid>. A server refuses replies from the commands it (or any dsh-bash server) runs.
+Exit codes: 0 sent, declined or listed, 1 nothing sent (no question, refused, cancelled), 2 usage error.`

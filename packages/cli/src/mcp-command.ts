@@ -90,6 +90,17 @@ export async function runMcp(options: McpOptions): Promise<number> {
     throw error
   }
 
+  // The reply desk on this machine: questions a client cannot put to a person wait for `dsh-bash reply`.
+  let desk: { close(): Promise<void> } | undefined
+  if (host.replies) {
+    const { serveReplyDesk } = await import('@deepseek-ai/dsh-mcp/reply-desk')
+    try {
+      desk = await serveReplyDesk(host.replies)
+    } catch (error) {
+      log(`no reply desk: ${(error as Error).message}; bash_input ask_user then works only with clients that can ask the user`)
+    }
+  }
+
   let server: StdioHandle | HttpHandle
   if (options.http) {
     const { generateToken, serveHttp } = await import('@deepseek-ai/dsh-mcp/http')
@@ -103,6 +114,7 @@ export async function runMcp(options: McpOptions): Promise<number> {
         log,
       })
     } catch (error) {
+      await desk?.close()
       await app.shutdown()
       throw new StartupError(`--http: cannot listen on ${options.http.host}:${options.http.port}: ${(error as Error).message}`)
     }
@@ -124,6 +136,7 @@ export async function runMcp(options: McpOptions): Promise<number> {
       process.stderr.write(`dsh-bash: unhandled rejection (ignored): ${reason instanceof Error ? (reason.stack ?? reason.message) : String(reason)}\n`)
     })
   })
+  await desk?.close()
   await host.close()
   await server.close()
   await app.shutdown()

@@ -40,8 +40,8 @@ describe('dsh-bash: help, usage errors and exit codes', () => {
   )
 
   it.each([
-    [[], 'dsh-bash: missing command (mcp, repl or agent)\nTry "dsh-bash --help".\n'],
-    [['frob'], 'dsh-bash: unknown command "frob" (expected mcp, repl or agent)\nTry "dsh-bash --help".\n'],
+    [[], 'dsh-bash: missing command (mcp, repl, agent or reply)\nTry "dsh-bash --help".\n'],
+    [['frob'], 'dsh-bash: unknown command "frob" (expected mcp, repl, agent or reply)\nTry "dsh-bash --help".\n'],
     [['--frob'], 'dsh-bash: unknown flag --frob\nTry "dsh-bash --help".\n'],
     [['help', 'frob'], 'dsh-bash: help: unknown command "frob"\nTry "dsh-bash --help".\n'],
     [['mcp', '--http', 'x'], 'dsh-bash: --http: expected HOST:PORT, got "x"\nTry "dsh-bash mcp --help".\n'],
@@ -75,7 +75,7 @@ describe('dsh-bash: help, usage errors and exit codes', () => {
     [['mcp', '--workdri', '/tmp'], 'dsh-bash: unknown flag --workdri (did you mean --workdir?)\nTry "dsh-bash mcp --help".\n'],
     [['mcp', '--executor', 'sandbx'], 'dsh-bash: --executor: expected one of local, sandbox, ssh, container, kubernetes, got "sandbx" (did you mean sandbox?)\nTry "dsh-bash mcp --help".\n'],
     [['mcp', '--executor', 'sandbox', '--sandbox-mode', 'read-olny'], 'dsh-bash: --sandbox-mode: expected one of read-only, workspace-write, danger-full-access, got "read-olny" (did you mean read-only?)\nTry "dsh-bash mcp --help".\n'],
-    [['mpc'], 'dsh-bash: unknown command "mpc" (expected mcp, repl or agent) (did you mean mcp?)\nTry "dsh-bash --help".\n'],
+    [['mpc'], 'dsh-bash: unknown command "mpc" (expected mcp, repl, agent or reply) (did you mean mcp?)\nTry "dsh-bash --help".\n'],
     [['--verison'], 'dsh-bash: unknown flag --verison (did you mean --version?)\nTry "dsh-bash --help".\n'],
     [['repl', '--executor-config', '{"timeoutMs":-1}'], 'dsh-bash: --executor-config: invalid local executor config: timeoutMs must be positive\nTry "dsh-bash repl --help".\n'],
     [['mcp', '--max-result-bytes', '100'], 'dsh-bash: --max-result-bytes: expected a whole number of at least 200, got "100"\nTry "dsh-bash mcp --help".\n'],
@@ -107,6 +107,12 @@ describe('dsh-bash: help, usage errors and exit codes', () => {
     [['mcp', '--executor', 'ssh', '--workdir', '/srv', '--ssh', 'u@h:70000'], 'dsh-bash: --ssh: expected user@host[:port], got "u@h:70000"\nTry "dsh-bash mcp --help".\n'],
     [['mcp', '--executor', 'ssh', '--workdir', '/srv', '--ssh', 'u@h', '--ssh-key', '/no/key'], 'dsh-bash: --ssh-key: no such file "/no/key"\nTry "dsh-bash mcp --help".\n'],
     [['mcp', '--executor', 'ssh', '--workdir', '/srv', '--ssh', 'u@h', '--ssh-key', '/etc/hostname', '--known-hosts', '/no/kh'], 'dsh-bash: --known-hosts: no such file "/no/kh" (host keys are never accepted blindly)\nTry "dsh-bash mcp --help".\n'],
+    [['reply', '--decline'], 'dsh-bash: --decline: name the question to decline, e.g. dsh-bash reply --decline QUESTION\nTry "dsh-bash reply --help".\n'],
+    [['reply', '--list', 'q1'], 'dsh-bash: --list: lists every waiting question; it takes no question and no --decline\nTry "dsh-bash reply --help".\n'],
+    [['reply', 'q1', 'q2'], 'dsh-bash: unexpected argument "q2" (one question at a time)\nTry "dsh-bash reply --help".\n'],
+    [['reply', '--token', 't'], `dsh-bash: ${TOKEN_FLAG_REFUSED}\nTry "dsh-bash reply --help".\n`],
+    [['reply', '--token-file', 't'], 'dsh-bash: --token-file: only used with --url\nTry "dsh-bash reply --help".\n'],
+    [['reply', '--url', 'ftp://h/mcp'], 'dsh-bash: --url: expected the server\'s http(s) URL, e.g. http://127.0.0.1:8765/mcp, got "ftp://h/mcp"\nTry "dsh-bash reply --help".\n'],
   ])('%j is a usage error naming the flag or value (exit 2)', (args, message) => {
     expect(run(...args)).toEqual({ code: 2, stdout: '', stderr: message })
   })

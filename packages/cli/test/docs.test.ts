@@ -31,12 +31,17 @@ import {
   statusLine,
   toolBashErrors,
   TYPED_TEXT,
+  laterNotices,
+  waitingText,
   UntilMatcher,
 } from '@deepseek-ai/dsh-tool-bash'
+import { waitingAnnouncement } from '@deepseek-ai/dsh-mcp'
 import { TerminalView } from '@deepseek-ai/dsh-bash-kit'
 import { parseMcpArgs } from '../src/args.js'
 import { MCP_ON_TERMINAL_HINT } from '../src/mcp-command.js'
 import { leaveWarning, leavingText } from '../src/repl.js'
+import { declinedText, NOT_A_TERMINAL, NOTHING_WAITS, sentText } from '../src/reply-command.js'
+import { localDesks } from '@deepseek-ai/dsh-mcp/reply'
 import { ROOT } from './helpers.js'
 
 /** The refusals of `ask_user`, as docs/tools.md writes them (their order: echo on, raw mode, unknown, cancelled). */
@@ -122,6 +127,24 @@ const TOOLS: ExactText[] = [
   { text: 'killed background task <id>', values: ['bash-1'], produce: () => killedText('bash-1') },
   { text: 'task <id> had already finished', values: ['bash-1'], produce: () => alreadyFinishedText('bash-1') },
   { text: '[the user typed a reply; it was sent to the terminal and is not shown]', values: [], produce: () => TYPED_TEXT },
+  {
+    text: `[waiting for the user's reply to task <id>: this client cannot ask them, so they type it by running "dsh-bash reply" in a terminal on the server's machine; tell them so, then wait with bash_output. The request is withdrawn after <n>s, when the task ends, or when you type text into it]`,
+    values: ['bash-1', 300],
+    produce: () => waitingText('bash-1', { outcome: 'pending', waitMs: 300_000, unasked: 'no-elicitation' }),
+  },
+  {
+    text: `[waiting for the user's reply to task <id>: the client answered the question itself ("<action>" after <ms>ms) without asking them, so they type it by running "dsh-bash reply" in a terminal on the server's machine; tell them so, then wait with bash_output. The request is withdrawn after <n>s, when the task ends, or when you type text into it]`,
+    values: ['bash-1', 'decline', 2, 300],
+    produce: () => waitingText('bash-1', { outcome: 'pending', waitMs: 300_000, unasked: { action: 'decline', ms: 2 } }),
+  },
+  { text: '[reply for task <id>: the user typed it with dsh-bash reply; it was sent to the terminal and is not shown]', values: ['bash-1'], produce: () => laterNotices.typed('bash-1') },
+  { text: '[reply for task <id>: the user declined it with dsh-bash reply; nothing was sent]', values: ['bash-1'], produce: () => laterNotices.declined('bash-1') },
+  { text: '[reply for task <id>: no one answered within <n>s; the request was withdrawn and nothing was sent]', values: ['bash-1', 300], produce: () => laterNotices.expired('bash-1', 300_000) },
+  {
+    text: 'dsh-bash: task <id> waits for your reply (<prompt>): answer it with "dsh-bash reply" in a terminal on this machine within <n>s',
+    values: ['bash-1', 'Password for sudo', 300],
+    produce: () => `dsh-bash: ${waitingAnnouncement('bash-1', 'Password for sudo', 300_000)}`,
+  },
   {
     text: 'background bash task <id> finished <status>. Read its output with bash_output.',
     values: ['bash-2', '[status: completed, exit code: 0]'],
@@ -285,14 +308,34 @@ function exactTexts(doc: string): string[] {
   return texts
 }
 
-const docs = { 'docs/tools.md': TOOLS, 'docs/harness.md': HARNESS }
+/** What `dsh-bash reply` prints (the CLI README's table); errors as the CLI writes them, `dsh-bash: <message>`. */
+const CLI_README: ExactText[] = [
+  { text: 'sent to task <id>; its program has it now (the model reads only what that program prints)', values: ['bash-1'], produce: () => sentText('bash-1') },
+  { text: 'declined: nothing was sent to task <id>', values: ['bash-1'], produce: () => declinedText('bash-1') },
+  { text: 'dsh-bash: no question waits for a reply', values: [], produce: () => `dsh-bash: ${NOTHING_WAITS}` },
+  {
+    text: 'dsh-bash: no dsh-bash server of yours has a reply desk on this machine (<dir> does not exist)',
+    values: ['/nonexistent/dsh-bash'],
+    produce: () => {
+      try {
+        localDesks('/nonexistent/dsh-bash')
+        return 'no error'
+      } catch (error) {
+        return `dsh-bash: ${(error as Error).message}`
+      }
+    },
+  },
+  { text: 'dsh-bash: dsh-bash reply reads the reply from a terminal, without echo: its input is not a terminal', values: [], produce: () => `dsh-bash: ${NOT_A_TERMINAL}` },
+]
+
+const docs = { 'docs/tools.md': TOOLS, 'docs/harness.md': HARNESS, 'packages/cli/README.md': CLI_README }
 
 describe.each(Object.entries(docs))('%s: every exact text matches the code', (file, entries) => {
   const doc = readFileSync(join(ROOT, file), 'utf8')
   const rows = exactTexts(doc)
 
   it('every row of its exact-text tables has a check here, and every check a row', () => {
-    expect(rows.length).toBeGreaterThan(5)
+    expect(rows.length).toBeGreaterThan(4)
     expect([...rows].sort()).toEqual(entries.map((entry) => entry.text).sort())
   })
 

@@ -81,12 +81,12 @@ export interface StdioServer extends Connected {
 }
 
 /** Starts `node dist/main.js mcp ARGS` and connects the SDK client over stdio. */
-export async function startStdio(args: string[] = [], options: { cwd?: string; capabilities?: Record<string, unknown> } = {}): Promise<StdioServer> {
+export async function startStdio(args: string[] = [], options: { cwd?: string; capabilities?: Record<string, unknown>; env?: Record<string, string> } = {}): Promise<StdioServer> {
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [MAIN, 'mcp', ...args],
     cwd: options.cwd ?? ROOT,
-    env: { ...(process.env as Record<string, string>) },
+    env: { ...(process.env as Record<string, string>), ...options.env },
     stderr: 'pipe',
   })
   let err = ''

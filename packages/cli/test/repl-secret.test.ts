@@ -9,6 +9,14 @@ import { startTtyRepl as startTty } from './tty.js'
 const startTtyRepl = (dir: string) => startTty(dir, [SECRET])
 
 const SECRET = 'secret'
+/**
+ * The status line that closes a read, at the start of a line. A bare '[status:' also matches the
+ * notice of the task's end ("[notice] background bash task … finished [status: completed …]"),
+ * which can arrive before the read's own result: waiting for that let a loaded run check the output
+ * before the read that carries it was printed.
+ */
+const READ_END = /^\[status: /m
+const COMPLETED = /^\[status: completed/m
 const PASSWORD_TASK = JSON.stringify({
   command: "read -s -p 'Password: ' p; echo; echo ${#p}",
   description: 'Ask for a password',
@@ -45,7 +53,7 @@ describe('dsh-bash repl on a terminal: replies typed without echo', () => {
     expect(repl.all()).toContain(':tasks')
     await repl.type(`:call bash ${PASSWORD_TASK}\r`, /bash-1/)
     // As a person does: wait for the prompt (typed ahead, the reply would be echoed: read -s turns the echo off only when it starts).
-    await waitFor('the password prompt', async () => (await repl!.type(':output bash-1\r', '[status:')).includes('Password:'))
+    await waitFor('the password prompt', async () => (await repl!.type(':output bash-1\r', READ_END)).includes('Password:'))
     // Ctrl-C while typing cancels: nothing is sent, the echo is back, the next line is a command again.
     await repl.type(':type bash-1\r', 'reply for bash-1 (not shown): ')
     await repl.type('abc\x03', 'nothing was sent to bash-1')
@@ -54,8 +62,8 @@ describe('dsh-bash repl on a terminal: replies typed without echo', () => {
     await repl.type(':type bash-1\r', 'reply for bash-1 (not shown): ')
     await repl.type(`${SECRET}\r`, 'sent your reply to bash-1')
     const read = await waitFor('the task to end', async () => {
-      const text = await repl!.type(':output bash-1\r', '[status:')
-      return text.includes('[status: completed') && text
+      const text = await repl!.type(':output bash-1\r', READ_END)
+      return COMPLETED.test(text) && text
     })
     expect(read).toMatch(/^6\r?$/m)
     // Arrow-up walks the history: the reply is not in it.
@@ -75,7 +83,7 @@ describe('dsh-bash repl on a terminal: replies typed without echo', () => {
     const id = /bash-\d+/.exec(started)![0]
     // The model waits for the prompt first (an empty text just reads).
     await waitFor('the password prompt', async () =>
-      (await repl!.type(`:call bash_input ${JSON.stringify({ task_id: id, text: '' })}\r`, '[status:')).includes('Password:'),
+      (await repl!.type(`:call bash_input ${JSON.stringify({ task_id: id, text: '' })}\r`, READ_END)).includes('Password:'),
     )
     const question = await repl.type(`:call bash_input ${JSON.stringify({ task_id: id, ask_user: 'Password for the test' })}\r`, 'an empty line declines: ')
     expect(repl.all()).toContain(`task ${id} needs your reply: Password for the test`)
@@ -84,9 +92,9 @@ describe('dsh-bash repl on a terminal: replies typed without echo', () => {
     expect(question).toContain('that program receives what you type and can print it or pass it on; the model reads what it prints')
     expect(question).not.toContain('\u202E')
     const result = await repl.type(`${SECRET}\r`, '[the user typed a reply; it was sent to the terminal and is not shown]')
-    const rest = result.includes('[status: completed') ? result : await waitFor('the task to end', async () => {
-      const text = await repl!.type(`:output ${id}\r`, '[status:')
-      return text.includes('[status: completed') && text
+    const rest = COMPLETED.test(result) ? result : await waitFor('the task to end', async () => {
+      const text = await repl!.type(`:output ${id}\r`, READ_END)
+      return COMPLETED.test(text) && text
     })
     expect(result + rest).toMatch(/^6\r?$/m)
     expect(repl.all()).not.toContain(SECRET)
@@ -102,11 +110,12 @@ describe('dsh-bash repl with piped stdin: :type reads a line plainly and never p
     const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()))
     try {
       proc.stdin.write(`:call bash ${PASSWORD_TASK}\n`)
-      await waitFor('the task id', () => /bash-1/.test(out))
+      // The REPL's start (it loads the tools and the executor) took over 20 s once on a machine at load 50.
+      await waitFor('the task id', () => /bash-1/.test(out), 60_000)
       await waitFor('the password prompt', async () => {
         const from = out.length
         proc.stdin.write(':output bash-1\n')
-        await waitFor('a read', () => out.slice(from).includes('[status:'))
+        await waitFor('a read', () => READ_END.test(out.slice(from)))
         return out.slice(from).includes('Password:')
       })
       proc.stdin.write(`:type bash-1\n${SECRET}\n`)
@@ -114,8 +123,8 @@ describe('dsh-bash repl with piped stdin: :type reads a line plainly and never p
       await waitFor('the task to end', async () => {
         const from = out.length
         proc.stdin.write(':output bash-1\n')
-        await waitFor('a read', () => out.slice(from).includes('[status:'))
-        return out.slice(from).includes('[status: completed')
+        await waitFor('a read', () => READ_END.test(out.slice(from)))
+        return COMPLETED.test(out.slice(from))
       })
       expect(out, `the REPL printed:\n${out}`).toMatch(/^6$/m)
       proc.stdin.end()
@@ -124,5 +133,5 @@ describe('dsh-bash repl with piped stdin: :type reads a line plainly and never p
     } finally {
       if (proc.exitCode === null) proc.kill('SIGKILL')
     }
-  })
+  }, 120_000)
 })

@@ -10,17 +10,17 @@ export function startTtyRepl(dir: string, hidden: string[] = []) {
 }
 
 /** `dsh-bash ARGS` on a real terminal in `dir` (see startTtyRepl). */
-export function startTty(dir: string, args: string[], hidden: string[] = []) {
+export function startTty(dir: string, args: string[], hidden: string[] = [], env: Record<string, string> = {}) {
   const term: IPty = spawnPty(process.execPath, [MAIN, ...args], {
     name: 'xterm-256color',
     cols: 200,
     rows: 50,
     cwd: dir,
-    env: { ...process.env, NO_COLOR: '1' } as Record<string, string>,
+    env: { ...process.env, NO_COLOR: '1', ...env } as Record<string, string>,
   })
   let out = ''
   term.onData((data) => (out += data))
-  const exited = new Promise<void>((resolve) => term.onExit(() => resolve()))
+  const exited = new Promise<number>((resolve) => term.onExit(({ exitCode }) => resolve(exitCode)))
   return {
     term,
     exited,

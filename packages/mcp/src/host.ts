@@ -7,6 +7,7 @@ import { DEFAULT_SECRET_INPUT, type SecretInputOptions } from './secret-elicit.j
 import { DEFAULT_SERVER_INFO } from './front.js'
 import { McpSession, type SessionOptions } from './session.js'
 import { LoopTurns } from './loop-turns.js'
+import { ReplyDesk } from './reply-desk.js'
 import { mcpErrors } from './errors.js'
 
 export interface McpHostOptions {
@@ -98,6 +99,8 @@ export class McpHost {
       if (typeof page.host !== 'string' || page.host === '') throw mcpErrors.invalidOptions(`secretInput.host must be a non-empty string, got ${JSON.stringify(page.host)}`)
       if (!(Number.isFinite(page.timeoutMs) && page.timeoutMs > 0)) throw mcpErrors.invalidOptions(`secretInput.timeoutMs must be a positive number, got ${JSON.stringify(page.timeoutMs)}`)
       this._options.secretInput = page
+      // A question the client cannot put to a person waits here as long as the page would.
+      this._options.replies = new ReplyDesk(page.timeoutMs, (taskId) => this._ctx?.get('bash')?.get(taskId)?.status === 'running', log)
     }
     this._modesOf = typeof options.sessionSandboxModes === 'function' ? options.sessionSandboxModes : undefined
     this._context = new Promise<Context>((resolve) => (this._bindContext = resolve))
@@ -122,7 +125,10 @@ export class McpHost {
       ctx.set('approval', service)
     }
     if (this._options.secretInput) {
-      const service: SecretInputService = { ask: (request) => this.askSecret(request) }
+      const service: SecretInputService = {
+        ask: (request) => this.askSecret(request),
+        withdraw: ({ sessionId, taskId }) => this._options.replies?.withdraw(sessionId, taskId),
+      }
       ctx.set('secretInput', service)
     }
     // The registry's object for sessions' calls, for exactly this plugin's lifetime (see SessionOptions.tools).
@@ -153,6 +159,15 @@ export class McpHost {
     return session
   }
 
+  /**
+   * The questions waiting for `dsh-bash reply` (undefined with `secretInput: false`). Serve it with
+   * `serveReplyDesk` (this machine) or `serveHttp` (which mounts it): until something serves it, a
+   * client that cannot ask gets `unavailable` as before.
+   */
+  get replies(): ReplyDesk | undefined {
+    return this._options.replies
+  }
+
   /** Routes an approval to the session whose agent made the call; no such session → `unavailable`. */
   async approve(request: ApprovalRequest): Promise<ApprovalDecision> {
     const owner = request.agent?.session?.header?.id
@@ -171,6 +186,7 @@ export class McpHost {
   /** Closes every session (their tasks are killed). Idempotent. */
   async close(): Promise<void> {
     this._closed = true
+    this._options.replies?.close()
     await Promise.all([...this._sessions].map((session) => session.close()))
   }
 }

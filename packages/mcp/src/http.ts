@@ -8,6 +8,7 @@ import type { McpHost } from './host.js'
 import { checkMessage, errorResponse, INVALID_REQUEST } from './protocol.js'
 import type { McpSession } from './session.js'
 import { mcpErrors } from './errors.js'
+import { handleReplyRequest, REPLY_PATH } from './reply-endpoint.js'
 
 export interface HttpOptions {
   /** Address to bind. Default `127.0.0.1`. */
@@ -112,7 +113,9 @@ export async function serveHttp(host: McpHost, options: HttpOptions): Promise<Ht
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? '/', 'http://localhost')
-    if (url.pathname !== MCP_PATH) return reply(res, 404, `not found: the MCP endpoint is ${MCP_PATH}`)
+    // The reply desk (reply-endpoint.ts), for `dsh-bash reply --url` from wherever the token is.
+    const desk = url.pathname === REPLY_PATH || url.pathname.startsWith(`${REPLY_PATH}/`) ? host.replies : undefined
+    if (url.pathname !== MCP_PATH && !desk) return reply(res, 404, `not found: the MCP endpoint is ${MCP_PATH}`)
     const hostHeader = (req.headers.host ?? '').toLowerCase()
     if (hosts && !hosts.has(hostHeader)) return reply(res, 403, `forbidden: Host header ${JSON.stringify(hostHeader)} is not this server`)
     const origin = req.headers.origin
@@ -123,6 +126,7 @@ export async function serveHttp(host: McpHost, options: HttpOptions): Promise<Ht
       res.setHeader('WWW-Authenticate', 'Bearer realm="dsh-bash"')
       return reply(res, 401, 'unauthorized: a valid bearer token is required')
     }
+    if (desk) return handleReplyRequest(desk, req, res, true)
 
     const sessionId = header(req, 'mcp-session-id')
     if (sessionId !== undefined) {
@@ -177,12 +181,14 @@ export async function serveHttp(host: McpHost, options: HttpOptions): Promise<Ht
   })
   const port = (server.address() as AddressInfo).port
   hosts = allowedHosts(bind, port, options.allowedHosts ?? [])
+  const stopServingReplies = host.replies?.serve()
 
   let closing: Promise<void> | undefined
   let done!: () => void
   const closed = new Promise<void>((resolve) => (done = resolve))
   const close = () => {
     closing ??= (async () => {
+      stopServingReplies?.()
       const stopped = new Promise<void>((resolve) => server.close(() => resolve()))
       for (const entry of sessions.values()) clearTimeout(entry.idleTimer)
       await Promise.all([...sessions.values()].map(({ session }) => session.close()))

@@ -16,3 +16,8 @@ export {
 export { MCP_ERROR } from './errors.js'
 export { openSecretPage, SECRET_PAGE_WARNING, type SecretPage, type SecretPageOptions } from './secret-page.js'
 export { secretElicitationMessage, DEFAULT_SECRET_INPUT, MAX_MESSAGE_COMMAND, type SecretInputOptions } from './secret-elicit.js'
+export { ReplyDesk, waitingAnnouncement, type WaitingReply, type DeskAnswer } from './reply-desk.js'
+export { serveReplyDesk, handleReplyRequest, refusePeer, replyRefusals, REPLY_PATH, type ReplyEndpoint } from './reply-endpoint.js'
+export { replyDirectory, checkPrivateDirectory, readDesks, RUNTIME_DIR_VARIABLE, type DeskAddress } from './reply-dir.js'
+export { findPeer, commandOfServer, type Peer } from './reply-peer.js'
+export { UNASKED_MS } from './secret-elicit.js'

@@ -15,6 +15,20 @@ export interface SecretInputOptions {
 export const DEFAULT_SECRET_INPUT: SecretInputOptions = { host: '127.0.0.1', timeoutMs: 300_000 }
 
 /**
+ * A `decline` or `cancel` of the URL elicitation that comes back sooner than this (ms) was the
+ * client's, not a person's: nobody reads the message and decides that fast (Codex declines in about
+ * 1 ms; Claude Code in print mode cancels at once). It is never reported as the person's answer.
+ */
+export const UNASKED_MS = 1000
+
+/** The client answered the elicitation itself (too fast for a person, or with an error): nobody was asked. */
+export interface Unasked {
+  outcome: 'unasked'
+  action: 'decline' | 'cancel' | 'error'
+  ms: number
+}
+
+/**
  * The longest command line (in characters, after `visibleText`) the elicitation message quotes; a
  * longer one is named with its length, and the page shows it whole. Never cut: a cut line could
  * hide what the program does with the reply.
@@ -51,7 +65,7 @@ export async function askThroughUrlElicitation(
   related: { requestId?: RequestId; signal?: AbortSignal },
   options: SecretInputOptions,
   log: (message: string) => void,
-): Promise<SecretInputAnswer> {
+): Promise<SecretInputAnswer | Unasked> {
   if (!server.getClientCapabilities()?.elicitation?.url) return { outcome: 'unavailable' }
   // Nobody is asked without being told where the reply goes.
   if (typeof request.command !== 'string') return { outcome: 'unavailable' }
@@ -65,11 +79,17 @@ export async function askThroughUrlElicitation(
     return { outcome: 'unavailable' }
   }
   const elicitationId = randomUUID()
+  const asked = Date.now()
   try {
     const result = await server.elicitInput(
       { mode: 'url', message: secretElicitationMessage(request), url: page.url, elicitationId },
       { relatedRequestId: related.requestId, signal },
     )
+    const ms = Date.now() - asked
+    if (result.action !== 'accept' && ms < UNASKED_MS && !signal?.aborted) {
+      log(`secret input: the client answered the URL elicitation for ${request.taskId} with "${result.action}" after ${ms}ms, too fast for a person: nobody was asked`)
+      return { outcome: 'unasked', action: result.action, ms }
+    }
     if (result.action === 'decline') return { outcome: 'declined' }
     if (result.action !== 'accept') return { outcome: 'cancelled' }
     let timer: NodeJS.Timeout | undefined
@@ -90,7 +110,9 @@ export async function askThroughUrlElicitation(
   } catch (error) {
     if (signal?.aborted) return { outcome: 'cancelled' }
     log(`secret input: the URL elicitation failed: ${error instanceof Error ? error.message : String(error)}`)
-    return { outcome: 'unavailable' }
+    // An error at once is the client refusing to ask (no handler for URL requests); a late one is not.
+    const ms = Date.now() - asked
+    return ms < UNASKED_MS ? { outcome: 'unasked', action: 'error', ms } : { outcome: 'unavailable' }
   } finally {
     page.close()
   }

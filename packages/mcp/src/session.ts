@@ -24,6 +24,7 @@ import { SERVER_CAPABILITIES } from './front.js'
 import { mcpErrors } from './errors.js'
 import type { LoopTurns } from './loop-turns.js'
 import { askThroughUrlElicitation, type SecretInputOptions } from './secret-elicit.js'
+import type { ReplyDesk } from './reply-desk.js'
 
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>
 
@@ -51,6 +52,8 @@ export interface SessionOptions {
   instructions?: string
   /** The one-time reply page of `bash_input {ask_user}` (see `McpHostOptions.secretInput`). */
   secretInput?: SecretInputOptions
+  /** Where a question waits for `dsh-bash reply` when the client cannot put it to a person (reply-desk.ts). */
+  replies?: ReplyDesk
   /**
    * The tool registry's object (behind cordis' proxy), resolved by the host once for the lifetime of
    * the plugin it is bound in; undefined before that and after its disposal (then the session looks
@@ -227,13 +230,27 @@ export class McpSession {
     }
   }
 
-  /** The secretInput service of this session: a URL elicitation of a one-time page, when the client supports it. */
+  /**
+   * The secretInput service of this session: a URL elicitation of a one-time page, when the client
+   * supports it. When it does not, or when it answered the elicitation itself (too fast for a
+   * person, or with an error at once), the question waits at the reply desk for `dsh-bash reply`
+   * (`pending`), as long as the desk is served; never reported as the person's answer.
+   */
   async askSecret(request: SecretInputRequest): Promise<SecretInputAnswer> {
     if (this._closed || !this.options.secretInput) return { outcome: 'unavailable' }
     const extra = this._calls.get(request.callId)
-    return askThroughUrlElicitation(this.server, request, { requestId: extra?.requestId, signal: extra?.signal }, this.options.secretInput, (m) =>
+    const wait = (unasked: Extract<SecretInputAnswer, { outcome: 'pending' }>['unasked']): SecretInputAnswer => {
+      const desk = this.options.replies
+      if (!desk?.open || !request.later || this._closed) return { outcome: 'unavailable' }
+      if (request.signal?.aborted || extra?.signal.aborted) return { outcome: 'cancelled' }
+      desk.add({ ...request, later: request.later })
+      return { outcome: 'pending', waitMs: desk.waitMs, unasked }
+    }
+    if (!this.server.getClientCapabilities()?.elicitation?.url) return wait('no-elicitation')
+    const answer = await askThroughUrlElicitation(this.server, request, { requestId: extra?.requestId, signal: extra?.signal }, this.options.secretInput, (m) =>
       this.options.log(`${this.label}: ${m}`),
     )
+    return answer.outcome === 'unasked' ? wait({ action: answer.action, ms: answer.ms }) : answer
   }
 
   /** Creates the agent on first use; its cwd comes from the options, the client's first root, or the fallback. */
@@ -353,6 +370,8 @@ export class McpSession {
     this._closed = true
     this._unlisten?.()
     this._agent?.dispose()
+    // Its questions go with it: nobody can reply to a task that is about to be killed.
+    this.options.replies?.withdraw(this.token)
     this.onClose(this)
     // A session closed while the app is still loading has no tasks yet.
     const ctx = this.context instanceof Promise ? await Promise.race([this.context, Promise.resolve(undefined)]) : this.context

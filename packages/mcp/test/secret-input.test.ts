@@ -5,7 +5,10 @@ import { ElicitationCompleteNotificationSchema, type ElicitRequest, ElicitReques
 import { afterEach, describe, expect, it } from 'vitest'
 import { Agents } from '@deepseek-ai/dsh-agent'
 import { ToolRegistry, type SecretInputAnswer, type SecretInputService } from '@deepseek-ai/dsh-tools'
-import { McpHost, MAX_MESSAGE_COMMAND, type McpHostOptions, openSecretPage, SECRET_PAGE_WARNING, secretElicitationMessage } from '../src/index.js'
+import { McpHost, MAX_MESSAGE_COMMAND, type McpHostOptions, openSecretPage, SECRET_PAGE_WARNING, secretElicitationMessage, UNASKED_MS } from '../src/index.js'
+
+/** A person's answer in the client: after reading the message (an instant one is the client's own, see UNASKED_MS). */
+const person = (action: 'decline' | 'cancel') => () => new Promise<ElicitResult>((resolve) => setTimeout(() => resolve({ action }), UNASKED_MS + 100))
 
 /** The real host and SDK server; the real SDK client over an in-memory pair; the page over real HTTP. */
 function setup(options: McpHostOptions = {}) {
@@ -123,17 +126,26 @@ describe('secretInput over MCP: a URL elicitation of a one-time page', () => {
     await expect(fetch(params.url)).rejects.toThrow()
   })
 
-  it('decline and cancel in the client, and Decline on the page, send nothing', async () => {
+  it('decline and cancel in the client by a person, and Decline on the page, send nothing', async () => {
     const app = (current = setup())
-    const declining = await app.connect({ elicitation: { url: {} } }, () => ({ action: 'decline' }))
+    const declining = await app.connect({ elicitation: { url: {} } }, person('decline'))
     expect(await app.ask(declining.session.token)).toEqual({ outcome: 'declined' })
-    const cancelling = await app.connect({ elicitation: { url: {} } }, () => ({ action: 'cancel' }))
+    const cancelling = await app.connect({ elicitation: { url: {} } }, person('cancel'))
     expect(await app.ask(cancelling.session.token)).toEqual({ outcome: 'cancelled' })
     const pageDecline = await app.connect({ elicitation: { url: {} } }, (request) => {
       setTimeout(() => void submit(urlOf(request.params), { reply: '', action: 'decline' }), 20)
       return { action: 'accept' }
     })
     expect(await app.ask(pageDecline.session.token)).toEqual({ outcome: 'declined' })
+  })
+
+  it('a decline or cancel faster than a person could (the client\'s own, as Codex\'s is) is never reported as the person\'s: with nowhere to wait, "unavailable"', async () => {
+    const app = (current = setup())
+    const declining = await app.connect({ elicitation: { url: {} } }, () => ({ action: 'decline' }))
+    expect(await app.ask(declining.session.token)).toEqual({ outcome: 'unavailable' })
+    const cancelling = await app.connect({ elicitation: { url: {} } }, () => ({ action: 'cancel' }))
+    expect(await app.ask(cancelling.session.token)).toEqual({ outcome: 'unavailable' })
+    expect(declining.seen).toHaveLength(1)
   })
 
   it('never asks through a form: a client without URL elicitation, or an unknown session, is "unavailable"', async () => {

@@ -22,6 +22,9 @@ export {
   SECRET_INPUT_ERROR,
   TYPED_TEXT,
   ASK_USER_SENTENCE,
+  waitingText,
+  laterNotices,
+  type UserReplyOutcome,
 } from './secret-input.js'
 export { ReplyMask, HIDDEN_REPLY, MIN_HIDDEN_REPLY } from './reply-mask.js'
 export { waitForOutput, GatheredRead, Carry, QUIET_MS, type WaitRule, type Waited } from './wait.js'

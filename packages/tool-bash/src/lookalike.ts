@@ -31,6 +31,8 @@ export const OWN_LINE_OPENINGS: readonly string[] = Object.freeze([
   '[status:', // bash_output's status line
   '[screen ', // a full-screen program's header
   '[the user typed a reply', // bash_input after a reply typed by a person
+  "[waiting for the user's reply", // bash_input when the question waits for `dsh-bash reply`
+  '[reply for task ', // the notices of a waiting question's end
   '[bytes ', // a range of a complete output (bash_output with offset)
   '(no output)',
   '(no new output)',

@@ -2,7 +2,7 @@ import { isAbsolute, resolve as resolvePath } from 'node:path'
 import type { Context } from 'cordis'
 import type { BashExecRequest, BashTask } from '@deepseek-ai/dsh-bash'
 import type { ApprovalRequest, ApprovalService, ToolCall, ToolCaller, ToolContent, ToolResult } from '@deepseek-ai/dsh-tools'
-import { approvalTooLong, CALLER_ERROR, hasCode, messageOf, serviceObject } from '@deepseek-ai/dsh-tools'
+import { approvalTooLong, CALLER_ERROR, hasCode, messageOf, type SecretInputService, serviceObject } from '@deepseek-ai/dsh-tools'
 import { byteLength, checkBudget, lineCount, type ResultBudget } from './budget.js'
 import { BASH_INPUT_DESCRIPTION, BASH_KILL_DESCRIPTION, BASH_OUTPUT_DESCRIPTION, bashDescription } from './descriptions.js'
 import { Carry, GatheredRead, waitForOutput, type WaitRule } from './wait.js'
@@ -249,8 +249,20 @@ export const ToolBash = {
         const waitMs = args.wait_ms ?? DEFAULT_INPUT_WAIT_MS
         if (args.ask_user !== undefined) {
           // A person types the reply (secret-input.ts); the model reads only that it was typed.
-          await sendUserReply(ctx, call, args.task_id, args.ask_user, replies)
+          const owner = bash.ownerOf(args.task_id)
+          const notify = (text: string) => {
+            if (owner !== undefined) tellSession(ctx, owner, text, args.task_id)
+          }
+          const outcome = await sendUserReply(ctx, call, args.task_id, args.ask_user, replies, notify)
+          // Waiting for `dsh-bash reply`: nothing was typed, so there is nothing to wait for now.
+          if (!outcome.sent) return waitThenRender(args.task_id, call, { waitMs: 0, echo: '' }, gather(args.task_id), `${outcome.line}\n`)
           return waitThenRender(args.task_id, call, { waitMs, echo: '', until: args.until }, gather(args.task_id), `${TYPED_TEXT}\n`)
+        }
+        // Typed by the model: a question still waiting for a person's reply to this task is moot.
+        if (args.text) {
+          const service = serviceObject(ctx.get('secretInput')) as SecretInputService | undefined
+          const sessionId = ownerToken(call)
+          if (sessionId !== undefined) service?.withdraw?.({ sessionId, taskId: args.task_id })
         }
         // What the program printed before the typing is read first: only what comes after can answer it.
         const before = gather(args.task_id)
@@ -286,16 +298,21 @@ function assertAccess(bash: Context['bash'], id: string, call: ToolCall): void {
 function deliverNotice(ctx: Context, bash: Context['bash'], task: BashTask, confines: boolean): void {
   const owner = bash.ownerOf(task.id)
   if (owner === undefined) return
+  tellSession(ctx, owner, renderNotice(task, { escalationHint: escalationPossible(ctx, confines) }), task.id)
+}
+
+/** Injects a notice into the agent of session `owner`, if it still has one. */
+function tellSession(ctx: Context, owner: string, text: string, taskId: string): void {
   // Not injected (tool-bash works without agents): looked up per notice, its `list` called on the object.
   const agents = serviceObject(ctx.get('agents')) as AgentDirectory | undefined
   // One agent per session gets it: several agent objects may share a session, the notice is one.
   const target = agents?.list().find((agent) => agent.session?.header?.id === owner)
   if (!target) return
   try {
-    target.inject([{ type: 'text', text: renderNotice(task, { escalationHint: escalationPossible(ctx, confines) }) }], { source: { ...NOTICE_SOURCE } })
+    target.inject([{ type: 'text', text }], { source: { ...NOTICE_SOURCE } })
   } catch (error) {
     // The agent went away between the lookup and the call: nothing to tell it any more.
-    if (!hasCode(error, CALLER_ERROR.disposed)) ctx.logger('dsh-tool-bash').error(`could not deliver the notice of ${task.id}: ${messageOf(error)}`)
+    if (!hasCode(error, CALLER_ERROR.disposed)) ctx.logger('dsh-tool-bash').error(`could not deliver the notice of ${taskId}: ${messageOf(error)}`)
   }
 }
 

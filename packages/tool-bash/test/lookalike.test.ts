@@ -11,7 +11,9 @@ import {
   renderRunResult,
   startedText,
   TYPED_TEXT,
+  laterNotices,
   unescapeOutput,
+  waitingText,
   yieldMarker,
 } from '../src/index.js'
 import { type App, createApp, until } from './harness.js'
@@ -69,6 +71,11 @@ function ownLines(): string[] {
     renderNotice({ ...baseTask, status: 'completed', exitCode: 0, sandbox: denied } as BashTask, { escalationHint: true }),
     startedText('bash-3'),
     TYPED_TEXT,
+    waitingText('bash-4', { outcome: 'pending', waitMs: 300_000, unasked: 'no-elicitation' }),
+    waitingText('bash-4', { outcome: 'pending', waitMs: 300_000, unasked: { action: 'decline', ms: 2 } }),
+    laterNotices.typed('bash-4'),
+    laterNotices.declined('bash-4'),
+    laterNotices.expired('bash-4', 300_000),
     renderRange({ id: 'run-1', stream: 'stdout', size: 10, complete: true, data: new Uint8Array() }, 10, { bytes: 100, lines: 10 }).text,
     renderRange({ id: 'bash-1', stream: 'stderr', size: 10, complete: false, data: Buffer.from('x\n') }, 0, { bytes: 100, lines: 10 }).text,
   ]

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
-import { ASK_USER_SENTENCE, askUserShape, HIDDEN_REPLY, secretInputErrors, TYPED_TEXT } from '../src/index.js'
+import { ASK_USER_SENTENCE, askUserShape, HIDDEN_REPLY, laterNotices, secretInputErrors, TYPED_TEXT, waitingText } from '../src/index.js'
 
 /** The README lists the model-facing texts as interface strings: they must be there byte for byte. */
 const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8')
@@ -16,6 +16,17 @@ describe('tool-bash README: the secret-input texts, byte for byte', () => {
     const description = (askUserShape.ask_user as z.ZodType).description
     expect(description).toBeDefined()
     expect(readme).toContain(quoted(description!))
+  })
+
+  it('lists the waiting lines and the notices of a question that waits for dsh-bash reply (<id>, <n> seconds, <ms>)', () => {
+    const n = (text: string) => text.replace('after 300s', 'after <n>s').replace('within 300s', 'within <n>s')
+    expect(readme).toContain(quoted(n(waitingText('<id>', { outcome: 'pending', waitMs: 300_000, unasked: 'no-elicitation' }))))
+    expect(readme).toContain(
+      quoted(n(waitingText('<id>', { outcome: 'pending', waitMs: 300_000, unasked: { action: '<decline, cancel or error>', ms: '<ms>' } as never }))),
+    )
+    expect(readme).toContain(quoted(laterNotices.typed('<id>')))
+    expect(readme).toContain(quoted(laterNotices.declined('<id>')))
+    expect(readme).toContain(quoted(n(laterNotices.expired('<id>', 300_000))))
   })
 
   it('lists every error message of ask_user (with <id> for the task id)', () => {

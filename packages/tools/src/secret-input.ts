@@ -11,6 +11,27 @@
  */
 export interface SecretInputService {
   ask(request: SecretInputRequest): Promise<SecretInputAnswer>
+  /**
+   * Optional: the model typed text into the task (`bash_input {text}`), so a pending request for it
+   * (`outcome: 'pending'`) is withdrawn: the program has likely left the prompt it was asked for.
+   */
+  withdraw?(request: { sessionId: string; taskId: string }): void
+}
+
+/**
+ * How a tool takes a person's answer that comes after `ask` returned `pending` (given by the tool
+ * with the request; a service answers `pending` only when it has one).
+ */
+export interface LaterReply {
+  /**
+   * Sends a reply the person typed to the task, with the same checks as an answer of `ask` (the task
+   * still runs, its terminal still has echo off at a prompt). Resolves once it was written; rejects
+   * with a plain Error whose message says why nothing was sent (never holding the reply: it may be
+   * shown to the person). Once only: a later call rejects.
+   */
+  send(text: string): Promise<void>
+  /** The request ended without a reply: a person declined it, or it expired after `waitMs`. */
+  ended(outcome: 'declined' | 'expired'): void
 }
 
 /** What a tool asks a person for. */
@@ -33,6 +54,8 @@ export interface SecretInputRequest {
   prompt: string
   /** Cancels the question (the tool call was aborted); the service then answers `cancelled`. */
   signal?: AbortSignal
+  /** Where an answer given after `ask` returned goes; without it a service never answers `pending`. */
+  later?: LaterReply
 }
 
 /**
@@ -41,9 +64,14 @@ export interface SecretInputRequest {
  * - `declined`: the person refused to answer.
  * - `cancelled`: the question was withdrawn (the call aborted, the input ended, the person dismissed it).
  * - `unavailable`: this front end cannot ask anyone (no terminal, a client without URL elicitation).
+ * - `pending`: nobody could be asked now, but the question waits (up to `waitMs`) for a person to
+ *   answer it some other way (`dsh-bash reply`); the answer then goes through `request.later`.
+ *   `unasked` says why the client did not ask: it cannot (`no-elicitation`), or it answered the
+ *   elicitation itself, faster than a person could, or failed it (`{action, ms}`: what it answered, how fast).
  */
 export type SecretInputAnswer =
   | { outcome: 'typed'; text: string }
   | { outcome: 'declined' }
   | { outcome: 'cancelled' }
   | { outcome: 'unavailable' }
+  | { outcome: 'pending'; waitMs: number; unasked: 'no-elicitation' | { action: 'decline' | 'cancel' | 'error'; ms: number } }
