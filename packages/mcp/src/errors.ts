@@ -13,11 +13,14 @@ export const MCP_ERROR = {
   unavailable: 'DSH_MCP_UNAVAILABLE',
   /** The client asked for a session sandbox mode this server does not offer. */
   sandboxModeRefused: 'DSH_MCP_SANDBOX_MODE_REFUSED',
+  /** The audit log cannot be opened or written (see audit-log.ts). */
+  auditLog: 'DSH_MCP_AUDIT_LOG',
 } as const
 
 export const mcpErrors = {
   invalidOptions: (message: string) => codedError(MCP_ERROR.invalidOptions, message),
   badState: (message: string) => codedError(MCP_ERROR.badState, message),
+  auditLog: (message: string) => codedError(MCP_ERROR.auditLog, message),
   agentsUnavailable: () => codedError(MCP_ERROR.unavailable, 'the agents service is not available (the server is shutting down)'),
   noSandbox: (mode: unknown) =>
     codedError(MCP_ERROR.sandboxModeRefused, `the client asked for sandbox mode ${JSON.stringify(mode)}, but this server's executor does not use a sandbox`),
