@@ -65,6 +65,8 @@ export class AuditFile {
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code
       if (code === 'ELOOP') throw mcpErrors.auditLog(`${path} is a symbolic link: name the file itself`)
+      // A FIFO without a reader (O_NONBLOCK) or a device without its driver.
+      if (code === 'ENXIO') throw mcpErrors.auditLog(`${path} is not a regular file`)
       throw mcpErrors.auditLog(`cannot open ${path}: ${(error as Error).message}`)
     }
     try {
