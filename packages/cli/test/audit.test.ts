@@ -6,7 +6,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { type CallToolResult, type ElicitResult, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { bash, MAIN, startStdio, waitFor } from './helpers.js'
+import { bash, MAIN, ROOT, startStdio, waitFor } from './helpers.js'
 
 /**
  * Issue 29's audit log through the real `dsh-bash mcp` over stdio with the SDK Client: one line per
@@ -151,6 +151,67 @@ describe('dsh-bash mcp --audit-log: the acceptance', () => {
     }
     expect(atResult.split('\n').filter(Boolean).map((l) => JSON.parse(l).command)).toEqual(['echo sigkill-probe'])
     expect(lines(log).map((l) => l.command)).toEqual(['echo sigkill-probe'])
+  })
+})
+
+describe('dsh-bash mcp --audit-log: a reply typed by the person', () => {
+  it('bash_input {ask_user}: the question is recorded, the reply typed on the one-time page never', async () => {
+    const REPLY = 'typed-reply-8675309'
+    const log = join(dir, 'reply.log')
+    const server = await startStdio(['--workdir', dir, '--audit-log', log], { capabilities: { elicitation: { url: {} } } })
+    server.client.setRequestHandler(ElicitRequestSchema, async (request) => {
+      // The person opens the page and types the reply there.
+      const url = (request.params as { url: string }).url
+      await fetch(url)
+      setTimeout(() => void fetch(url, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ reply: REPLY, action: 'send' }).toString() }), 20)
+      return { action: 'accept' }
+    })
+    try {
+      const started = await bash(server.client, "read -s -p 'Password: ' p; echo; echo ${#p}", { run_in_background: true, interactive: true })
+      const id = /bash-\d+/.exec(started.texts[0])![0]
+      await waitFor('the prompt', async () => (await server.client.callTool({ name: 'bash_input', arguments: { task_id: id, text: '' } }) as CallToolResult).content.some((b) => (b as { text: string }).text.includes('Password:')))
+      const typed = (await server.client.callTool({ name: 'bash_input', arguments: { task_id: id, ask_user: 'Password for the test' } })) as CallToolResult
+      expect(typed.isError).toBeFalsy()
+      await waitFor('the task-end line', () => lines(log).some((l) => l.event === 'task-end'))
+      // The control: the reply did reach the program (it prints the length of what it read).
+      const read = (await server.client.callTool({ name: 'bash_output', arguments: { task_id: id } })) as CallToolResult
+      const seen = [typed, read].flatMap((r) => r.content.map((b) => (b as { text: string }).text)).join('')
+      expect(seen).toContain(`\n${REPLY.length}\n`)
+    } finally {
+      await server.close()
+    }
+    const text = readFileSync(log, 'utf8')
+    expect(text).not.toContain(REPLY)
+    // Running or already completed when the call returned: the program ends right after the reply.
+    expect(lines(log).find((l) => (l.arguments as { ask_user?: string } | undefined)?.ask_user !== undefined)).toMatchObject({ tool: 'bash_input', arguments: { ask_user: 'Password for the test' }, status: expect.stringMatching(/^(running|completed)$/) })
+    expect(lines(log).find((l) => l.event === 'task-end')).toMatchObject({ status: 'completed', exitCode: 0 })
+  })
+})
+
+describe('dsh-bash mcp --audit-log: a sandbox escalation', () => {
+  const sandboxBuilt = existsSync(join(ROOT, 'packages/bash-sandbox/dist/index.js'))
+  const bwrapWorks = spawnSync('bwrap', ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', 'true']).status === 0
+
+  it.runIf(sandboxBuilt && bwrapWorks)("tool-bash's own question is recorded with its answer, and the mode the command ran under", async () => {
+    const work = join(dir, 'sandboxed')
+    spawnSync('mkdir', ['-p', work])
+    const log = join(dir, 'sandbox.log')
+    const server = await startStdio(['--executor', 'sandbox', '--workdir', work, '--sandbox-mode', 'read-only', '--network', 'off', '--audit-log', log], { capabilities: { elicitation: {} } })
+    const answers: ElicitResult[] = [{ action: 'accept', content: { allow: true } }, { action: 'decline' }]
+    server.client.setRequestHandler(ElicitRequestSchema, () => answers.shift()!)
+    const escalate = { sandbox_permissions: 'workspace-write', justification: 'write the file' }
+    try {
+      expect(await bash(server.client, 'echo hi > f', escalate)).toEqual({ texts: ['(no output)'], isError: false })
+      expect((await bash(server.client, 'echo again > f', escalate)).isError).toBe(true)
+      await bash(server.client, 'true')
+    } finally {
+      await server.close()
+    }
+    const why = 'run with sandbox mode "workspace-write" (now "read-only"): write the file'
+    const [approved, declined, plain] = lines(log)
+    expect(approved).toMatchObject({ executor: 'sandbox', sandboxMode: 'workspace-write', policy: null, approvals: [{ asked: true, outcome: 'approved', via: 'mcp-elicitation', reason: why }], status: 'completed' })
+    expect(declined).toMatchObject({ sandboxMode: 'read-only', approvals: [{ asked: true, outcome: 'declined', reason: why }], ran: true, status: 'error' })
+    expect(plain).toMatchObject({ sandboxMode: 'read-only', approvals: [], status: 'completed' })
   })
 })
 
