@@ -182,15 +182,12 @@ export class McpSession {
       if (recorder.ready) await recorder.ready
       // With a required audit log that cannot be written, nothing runs.
       const refusal = await recorder.refusal()
-      if (refusal !== undefined) return toCallResult(refusedResult(tools, name, mcpErrors.auditLog(`not run: the audit log cannot be written (${refusal}), and this server runs nothing it cannot record`)), [])
+      if (refusal !== undefined) return toCallResult(refusedResult(tools, name, mcpErrors.auditRefused(refusal)), [])
       const recording = recorder.begin({ callId, name, known: tools.get(name) !== undefined, requestId: extra.requestId, meta: extra._meta, origin: () => this.origin() })
       result = await this.runCall(tools, callId, name, args, extra)
       // The line is written before the result is sent: a server killed right after has it.
       const { failure, ran } = await recording.end(result)
-      if (failure !== undefined && recorder.required) {
-        const what = ran ? 'it ran, but its result is withheld' : 'it did not run'
-        result = refusedResult(tools, name, mcpErrors.auditLog(`the audit log could not record this call (${failure}): ${what}; this server runs nothing more until the audit log can be written`))
-      }
+      if (failure !== undefined && recorder.required) result = refusedResult(tools, name, mcpErrors.auditUnrecorded(failure, ran))
     } else {
       result = await this.runCall(tools, callId, name, args, extra)
     }

@@ -13,7 +13,7 @@ import { ToolBash } from '@deepseek-ai/dsh-tool-bash'
 import { ToolRegistry } from '@deepseek-ai/dsh-tools'
 import { AuditFile, auditLine } from '../src/audit-log.js'
 import { McpHost, type McpHostOptions } from '../src/index.js'
-import type { CallTracing, TracedCallStart, TracedCommand } from '../src/tracing.js'
+import { type CallTracing, otlpTracesRequested, type TracedCallStart, type TracedCommand } from '../src/tracing.js'
 
 /** The host's audit log and tracing seam in-process: real tools, the real local executor, SDK clients in memory. */
 
@@ -197,5 +197,25 @@ describe('McpHost tracing option (the CallTracing seam)', () => {
     ])
     expect(commands).toEqual([{ kind: 'run', startTime: expect.any(Number), endTime: expect.any(Number), status: 'failed', exitCode: 4, signal: null, taskId: null }])
     expect(ends).toEqual([{ endTime: expect.any(Number), isError: false }, { endTime: expect.any(Number), isError: true, errorCode: 'DSH_UNKNOWN_TOOL' }])
+  })
+})
+
+describe('otlpTracesRequested: what the standard variables ask for', () => {
+  const endpoint = { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318' }
+  it('nothing without an endpoint (a blank one is none); protobuf by default; the traces variables win', () => {
+    expect(otlpTracesRequested({})).toBeUndefined()
+    expect(otlpTracesRequested({ OTEL_EXPORTER_OTLP_ENDPOINT: ' ', OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' })).toBeUndefined()
+    expect(otlpTracesRequested(endpoint)).toEqual({ protocol: 'http/protobuf' })
+    expect(otlpTracesRequested({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://c:4318/v1/traces', OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' })).toEqual({ protocol: 'http/json' })
+    expect(otlpTracesRequested({ ...endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc', OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/json' })).toEqual({ protocol: 'http/json' })
+  })
+  it('off with OTEL_SDK_DISABLED=true or an OTEL_TRACES_EXPORTER without otlp', () => {
+    expect(otlpTracesRequested({ ...endpoint, OTEL_SDK_DISABLED: 'TRUE' })).toBeUndefined()
+    expect(otlpTracesRequested({ ...endpoint, OTEL_SDK_DISABLED: 'false' })).toEqual({ protocol: 'http/protobuf' })
+    expect(otlpTracesRequested({ ...endpoint, OTEL_TRACES_EXPORTER: 'none' })).toBeUndefined()
+    expect(otlpTracesRequested({ ...endpoint, OTEL_TRACES_EXPORTER: 'console, otlp' })).toEqual({ protocol: 'http/protobuf' })
+  })
+  it('a protocol it cannot speak is an error naming the variable that set it', () => {
+    expect(() => otlpTracesRequested({ ...endpoint, OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'grpc' })).toThrow('OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: "grpc" is not supported; use http/protobuf or http/json')
   })
 })
