@@ -6,7 +6,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { type CallToolResult, type ElicitResult, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { bash, MAIN, ROOT, startStdio, waitFor } from './helpers.js'
+import { bash, connectHttp, MAIN, ROOT, startHttp, startStdio, waitFor } from './helpers.js'
 
 /**
  * Issue 29's audit log through the real `dsh-bash mcp` over stdio with the SDK Client: one line per
@@ -151,6 +151,34 @@ describe('dsh-bash mcp --audit-log: the acceptance', () => {
     }
     expect(atResult.split('\n').filter(Boolean).map((l) => JSON.parse(l).command)).toEqual(['echo sigkill-probe'])
     expect(lines(log).map((l) => l.command)).toEqual(['echo sigkill-probe'])
+  })
+})
+
+describe('dsh-bash mcp --http --audit-log: sessions', () => {
+  it("each line names its client's MCP session id; the bearer token is never in the file", async () => {
+    const log = join(dir, 'http.log')
+    const server = await startHttp(['--workdir', dir, '--audit-log', log])
+    try {
+      const one = await connectHttp(server.url, server.token)
+      const two = await connectHttp(server.url, server.token)
+      try {
+        await bash(one.client, 'echo one')
+        await bash(two.client, 'echo two')
+        const ids = [one.transport.sessionId, two.transport.sessionId]
+        expect(ids[0]).toMatch(/.{16,}/)
+        expect(ids[0]).not.toBe(ids[1])
+        expect(lines(log).map((l) => [l.command, l.session, (l.client as { name: string }).name])).toEqual([
+          ['echo one', ids[0], 'dsh-e2e-http'],
+          ['echo two', ids[1], 'dsh-e2e-http'],
+        ])
+      } finally {
+        await one.close()
+        await two.close()
+      }
+    } finally {
+      await server.stop()
+    }
+    expect(readFileSync(log, 'utf8')).not.toContain(server.token)
   })
 })
 

@@ -10,7 +10,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { MAIN, waitFor } from './helpers.js'
+import { connectHttp, MAIN, startHttp, waitFor } from './helpers.js'
 
 /**
  * Issue 29's traces through the real `dsh-bash mcp` with the SDK Client, exported to a real
@@ -237,6 +237,30 @@ for (const protocol of ['http/json', 'http/protobuf'] as const) {
     })
   })
 }
+
+describe('traces over Streamable HTTP', () => {
+  it("the span carries the client's MCP session id and the transport", async () => {
+    const env = { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_BSP_SCHEDULE_DELAY: '100' }
+    const server = await startHttp(['--workdir', dir], env)
+    let sessionId: string | undefined
+    try {
+      const connected = await connectHttp(server.url, server.token)
+      try {
+        sessionId = connected.transport.sessionId
+        await connected.client.callTool({ name: 'bash', arguments: { command: 'true', description: 'Over HTTP' } })
+        await waitFor('the span', () => receiver.spans().some((s) => s.attributes['mcp.session.id'] === sessionId))
+      } finally {
+        await connected.close()
+      }
+    } finally {
+      await server.stop()
+    }
+    const span = receiver.spans().find((s) => s.attributes['mcp.session.id'] === sessionId)!
+    expect(span).toMatchObject({ name: 'tools/call bash', kind: SERVER })
+    expect(span.attributes).toMatchObject({ 'network.transport': 'tcp', 'network.protocol.name': 'http', 'gen_ai.tool.name': 'bash' })
+    expect(sessionId).toMatch(/.{16,}/)
+  })
+})
 
 describe('traces: only when asked for', () => {
   it('an unsupported protocol is a usage error naming the variable', () => {
