@@ -179,7 +179,7 @@ describe('dsh-bash mcp --http --audit-log: sessions', () => {
       await server.stop()
     }
     expect(readFileSync(log, 'utf8')).not.toContain(server.token)
-  })
+  }, 180_000)
 })
 
 describe('dsh-bash mcp --audit-log: a reply typed by the person', () => {
@@ -285,7 +285,8 @@ describe('dsh-bash mcp --audit-log: what a person reads, and who may read it', (
     const fresh = join(dir, 'fresh.log')
     expect(start('--audit-log', fresh).status).toBe(0)
     expect(statSync(fresh).mode & 0o777).toBe(0o600)
-  })
+    // Ten starts of the CLI one after another: slow on a saturated machine.
+  }, 240_000)
 })
 
 /**

@@ -124,10 +124,15 @@ export async function startHttp(
   let err = ''
   proc.stderr!.on('data', (chunk: Buffer) => (err += chunk.toString()))
   const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)))
-  const url = await waitFor('the listening line', () => {
-    if (proc.exitCode !== null) throw new Error(`server exited: ${err}`)
-    return /listening on (http:\S+)/.exec(err)?.[1]
-  })
+  // A generous wait: on a saturated machine a Node start alone has taken over 20 s.
+  const url = await waitFor(
+    'the listening line',
+    () => {
+      if (proc.exitCode !== null) throw new Error(`server exited: ${err}`)
+      return /listening on (http:\S+)/.exec(err)?.[1]
+    },
+    60_000,
+  )
   const token = env.DSH_BASH_TOKEN ?? tokenArg(args) ?? (await waitFor('the token line', () => /bearer token: (\S+)/.exec(err)?.[1]))
   return {
     proc,

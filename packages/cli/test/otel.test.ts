@@ -259,7 +259,7 @@ describe('traces over Streamable HTTP', () => {
     expect(span).toMatchObject({ name: 'tools/call bash', kind: SERVER })
     expect(span.attributes).toMatchObject({ 'network.transport': 'tcp', 'network.protocol.name': 'http', 'gen_ai.tool.name': 'bash' })
     expect(sessionId).toMatch(/.{16,}/)
-  })
+  }, 180_000)
 })
 
 describe('traces: only when asked for', () => {
