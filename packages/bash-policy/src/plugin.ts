@@ -51,10 +51,12 @@ export const BashPolicy = {
         if (typeof command !== 'string') return { kind: 'deny', reason: 'the bash policy found no command to check' }
         // An interactive task takes keystrokes nobody checks: it needs an `interactive` rule (decide.ts).
         const decision = await decide(policy, command, { interactive: call.args.interactive === true })
+        // The deciding rule rides along for audit logs and traces (dsh-tools' CallFacts); the texts are unchanged.
+        const rule = decision.rule === undefined ? {} : { rule: decision.rule }
         if (decision.kind === 'allow') return { kind: 'allow' }
-        if (decision.kind === 'deny') return { kind: 'deny', reason: decision.reason }
+        if (decision.kind === 'deny') return { kind: 'deny', reason: decision.reason, ...rule }
         // Every reason, so the person sees each command that needs approval, not only the first.
-        return { kind: 'ask', reason: decision.reason, reasons: decision.reasons }
+        return { kind: 'ask', reason: decision.reason, reasons: decision.reasons, ...rule }
       },
       { order: config.order ?? 0 },
     )

@@ -4,7 +4,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Context } from 'cordis'
-import { ToolRegistry, type ApprovalDecision, type ApprovalRequest } from '@deepseek-ai/dsh-tools'
+import { ToolRegistry, type ApprovalDecision, type ApprovalRequest, type CallFacts } from '@deepseek-ai/dsh-tools'
 import { afterEach, describe, expect, it, onTestFinished, vi } from 'vitest'
 import { z } from 'zod'
 import { BashPolicy, type BashPolicyConfig } from '../src/index.js'
@@ -60,11 +60,13 @@ function setup(config: BashPolicyConfig | undefined, answer?: ApprovalDecision) 
       },
     })
   }
+  const facts: CallFacts[] = []
+  ctx.tools.onResult((_call, _result, seen) => void facts.push(seen))
   const run = async (command: string, tool = 'bash') => {
     const result = await ctx.tools.execute({ callId: 'c1', name: tool, arguments: { command } })
     return { text: result.content.map((block) => block.text).join(''), isError: result.isError }
   }
-  return { dir, ran, requests, run, exists: (name: string) => existsSync(join(dir, name)) }
+  return { dir, ran, requests, facts, run, exists: (name: string) => existsSync(join(dir, name)) }
 }
 
 describe('the BashPolicy plugin through ctx.tools.execute', () => {
@@ -172,6 +174,20 @@ describe('the BashPolicy plugin through ctx.tools.execute', () => {
     expect(exists('ok.marker')).toBe(true)
     expect(await run('mkdir x')).toEqual({ text: 'Error: command denied (no rule allows it): mkdir x', isError: true })
     expect(exists('x')).toBe(false)
+  })
+
+  it('names the deciding rule in the call facts for audit logs (dsh-tools CallFacts), the texts unchanged', async () => {
+    const { run, facts } = setup({ policy }, 'rejected')
+    expect(await run('rm -rf keep')).toEqual({ text: 'Error: command denied by rule "rm -rf *": rm -rf keep', isError: true })
+    expect(facts.at(-1)?.decision).toEqual({ kind: 'deny', reason: 'command denied by rule "rm -rf *": rm -rf keep', rule: 'rm -rf *' })
+    await run('git push origin main')
+    expect(facts.at(-1)?.decision).toMatchObject({ kind: 'ask', rule: 'git push *' })
+    expect(facts.at(-1)?.approvals).toEqual([{ answer: 'rejected', reason: 'command needs approval (rule "git push *"): git push origin main' }])
+    // No single rule decided a default ask: no rule is named.
+    await run('mkdir x')
+    expect(facts.at(-1)?.decision).toEqual({ kind: 'ask', reason: 'command needs approval (no rule allows it): mkdir x', reasons: ['command needs approval (no rule allows it): mkdir x'] })
+    await run('echo hi')
+    expect(facts.at(-1)).toEqual({ args: { command: 'echo hi' }, ran: true, decision: { kind: 'allow' }, approvals: [] })
   })
 
   it('a bad policy file leaves no command unguarded: every bash call is denied, saying why', async () => {

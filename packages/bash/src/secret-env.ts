@@ -23,6 +23,8 @@ export const DEFAULT_SECRET_PATTERNS: readonly string[] = Object.freeze([
   'SECRET',
   'APIKEY',
   'GITHUB_PAT',
+  // The OTLP exporter's headers carry the collector's credentials (`Authorization=…`, an API key).
+  'OTEL_EXPORTER_OTLP_*HEADERS',
 ])
 
 /** What an entry of the list may be: a glob of name characters and `*`, or `!NAME`. */

@@ -65,7 +65,7 @@ export async function runAgent(
     agent.onInject((entry) => {
       if (!over) trace.line(`[notice] ${entry.content.map((block) => block.text).join(' ')}`)
     })
-    ctx.set('approval', { request: (request: ApprovalRequest) => approvals.request(request) })
+    ctx.set('approval', { request: (request: ApprovalRequest) => approvals.request(request), via: 'terminal' })
     // The lowest order: the line is printed before any permission listener decides (or asks).
     ctx.tools.onPreExecute(
       (call) => {

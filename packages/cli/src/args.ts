@@ -40,6 +40,8 @@ export interface McpOptions extends CommonOptions {
   idleTimeoutMs: number
   /** `--nice`: the nice value for the server's autogroup (priority.ts); undefined: left as it is. */
   nice?: number
+  /** `--audit-log FILE` (absolute) and `--audit-required`: the audit log (dsh-mcp's `AuditOptions`). */
+  auditLog?: { file: string; required: boolean }
 }
 
 /**
@@ -197,6 +199,8 @@ export function parseMcpArgs(args: string[]): McpOptions | Instead {
     'max-result-lines': { type: 'string' },
     'idle-timeout': { type: 'string' },
     nice: { type: 'string' },
+    'audit-log': { type: 'string' },
+    'audit-required': { type: 'boolean' },
   })
   const other = instead(values)
   if (other) return other
@@ -228,6 +232,12 @@ export function parseMcpArgs(args: string[]): McpOptions | Instead {
     const nice = /^[-+]?\d{1,2}$/.test(values.nice) ? Number(values.nice) : NaN
     if (!(nice >= -20 && nice <= 19)) throw new UsageError(`--nice: expected a whole number from -20 to 19, got ${JSON.stringify(values.nice)}`)
     options.nice = nice
+  }
+  if (values['audit-log'] !== undefined) {
+    if (values['audit-log'] === '') throw new UsageError('--audit-log: expected a file')
+    options.auditLog = { file: fileFlag('--audit-log', values['audit-log'], 'file', { mayBeMissing: true }), required: values['audit-required'] === true }
+  } else if (values['audit-required']) {
+    throw new UsageError('--audit-required: only used with --audit-log FILE')
   }
   if (values.http !== undefined) options.http = parseHostPort(values.http)
   if (values.token !== undefined) refuseTokenFlag()

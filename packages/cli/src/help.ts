@@ -84,6 +84,14 @@ Flags:
                           inline limit of common clients, Codex's ~12,000 characters); longer
                           output keeps its newest part, its full-output marker first
   --max-result-lines N    the most lines of one tool result (default 1900: under OpenCode's 2,000)
+  --audit-log FILE        append one JSON line per tool call to FILE, and one more when a
+                          background task ends (created mode 600; refused if others can read or
+                          write it): commands, arguments, policy decisions, approvals, exit
+                          facts; never output, replies typed by a person or environment values
+  --audit-required        with --audit-log: nothing runs unrecorded. A call whose line cannot
+                          be written gets an error instead of its result, and no call runs until
+                          a line can be written again; every line is synced to disk first.
+                          Default: a failure is reported on stderr and calls go on
 ${toolFlags({
   workdir: `  --workdir DIR           the workspace of every session (default: the client's first root,
                           else the current directory)`,
@@ -92,6 +100,10 @@ ${toolFlags({
                           threshold (spillAboveBytes/Lines) to the budget minus 1024 bytes and 16
                           lines, so every cut result names a file holding all of it`,
 })}
+
+Traces: with OTEL_EXPORTER_OTLP_ENDPOINT (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) set, every tool call
+is exported as OpenTelemetry spans over OTLP/HTTP (OTEL_EXPORTER_OTLP_PROTOCOL http/protobuf, the
+default, or http/json; OTEL_SERVICE_NAME, default dsh-bash). Commands are not in the spans.
 
 Stopping the server (stdin closed, SIGINT, SIGTERM) kills every task it started.
 Exit codes: 0 ok, 1 runtime failure, 2 usage error.`

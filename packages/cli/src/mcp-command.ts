@@ -1,6 +1,8 @@
 import type { HttpHandle, StdioHandle } from '@deepseek-ai/dsh-mcp'
+import { otlpTracesRequested } from '@deepseek-ai/dsh-mcp/tracing'
 import type { McpOptions } from './args.js'
-import { StartupError } from './errors.js'
+import { hasCode } from '@deepseek-ai/dsh-tools/errors'
+import { StartupError, UsageError } from './errors.js'
 import { onStopSignals } from './signals.js'
 import { configuredToken } from './token.js'
 
@@ -21,6 +23,9 @@ export function sessionModes(defaultMode: string | undefined, order: readonly st
 export function mcpInstructions(promptSection: string): string {
   return `These tools run shell commands on the user's machine: bash runs one, bash_output reads what a background task printed since the last read, bash_kill stops a task, bash_input types into an interactive task. ${promptSection}`
 }
+
+/** dsh-mcp's `MCP_ERROR.auditLog` (its index is not loaded on the start path). */
+const AUDIT_LOG_ERROR = 'DSH_MCP_AUDIT_LOG'
 
 /** The one line `dsh-bash mcp` prints on stderr when stdin is a terminal. */
 export const MCP_ON_TERMINAL_HINT =
@@ -43,6 +48,13 @@ export async function runMcp(options: McpOptions): Promise<number> {
   // First: a bad token file stops the start before anything runs, and DSH_BASH_TOKEN leaves the
   // environment before the launcher helper or any command could inherit it.
   const configured = options.http ? configuredToken(options.tokenFile) : undefined
+  // Traces only when the standard variables ask for them; a protocol we cannot speak stops the start.
+  let otlp: ReturnType<typeof otlpTracesRequested>
+  try {
+    otlp = otlpTracesRequested(process.env)
+  } catch (error) {
+    throw new UsageError((error as Error).message, 'mcp')
+  }
   if (options.nice !== undefined) {
     // Before anything starts: the launcher helper, in this session, is the server's too.
     const { applyServerNice } = await import('./priority.js')
@@ -63,14 +75,28 @@ export async function runMcp(options: McpOptions): Promise<number> {
   const front = options.http ? undefined : new StdioFront({ log, early: { serverInfo: DEFAULT_SERVER_INFO, instructions } })
 
   const { McpHost } = await import('@deepseek-ai/dsh-mcp/host')
+  // The OpenTelemetry SDK loads only now and only when asked for, beside the tools; calls wait for it.
+  const tracing = otlp
+    ? import('@deepseek-ai/dsh-mcp/otel').then(({ createOtelTracing }) => createOtelTracing({ protocol: otlp.protocol, serviceVersion: DEFAULT_SERVER_INFO.version, log }))
+    : undefined
   let modeOrder: readonly string[] = []
-  const host = new McpHost(undefined, {
-    cwd: options.workdir,
-    log,
-    instructions,
-    // Known once the executor is loaded; read when a session first needs it, after bind.
-    sessionSandboxModes: (ctx) => sessionModes(ctx.get('bash')?.sandboxMode, modeOrder),
-  })
+  let host: InstanceType<typeof McpHost>
+  try {
+    host = new McpHost(undefined, {
+      cwd: options.workdir,
+      log,
+      instructions,
+      // Known once the executor is loaded; read when a session first needs it, after bind.
+      sessionSandboxModes: (ctx) => sessionModes(ctx.get('bash')?.sandboxMode, modeOrder),
+      ...(options.auditLog ? { audit: { ...options.auditLog, executor: options.executor } } : {}),
+      ...(tracing ? { tracing } : {}),
+    })
+  } catch (error) {
+    tracing?.catch(() => {})
+    // The audit log could not be opened (or is not private): nothing may run unrecorded.
+    if (hasCode(error, AUDIT_LOG_ERROR)) throw new StartupError(`--audit-log: ${(error as Error).message}`)
+    throw error
+  }
   let stdio: StdioHandle | undefined
   if (front) {
     const { serveStdio } = await import('@deepseek-ai/dsh-mcp/stdio')

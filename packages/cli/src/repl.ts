@@ -135,7 +135,7 @@ class Repl {
         for (const block of entry.content) this.notice(`[notice] ${block.text}`)
         agent.takeInjected()
       })
-      ctx.set('approval', { request: (request: ApprovalRequest) => this.approve(request) })
+      ctx.set('approval', { request: (request: ApprovalRequest) => this.approve(request), via: 'terminal' })
       ctx.set('secretInput', { ask: (request: SecretInputRequest) => this.askSecret(request) })
       return agent
     })

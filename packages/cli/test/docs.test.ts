@@ -37,6 +37,7 @@ import {
 } from '@deepseek-ai/dsh-tool-bash'
 import { waitingAnnouncement } from '@deepseek-ai/dsh-mcp'
 import { TerminalView } from '@deepseek-ai/dsh-bash-kit'
+import { mcpErrors } from '@deepseek-ai/dsh-mcp'
 import { parseMcpArgs } from '../src/args.js'
 import { MCP_ON_TERMINAL_HINT } from '../src/mcp-command.js'
 import { leaveWarning, leavingText } from '../src/repl.js'
@@ -199,6 +200,9 @@ const TOOLS: ExactText[] = [
   ...RANGE_LINES,
 ]
 
+/** What the audit log's failures quote: the write's error. */
+const FULL_DISK = 'cannot write /var/log/dsh-audit.log: ENOSPC: no space left on device, write'
+
 const HARNESS: ExactText[] = [
   { text: 'Error: unknown tool "<name>"', values: ['bsh'], produce: () => pipeline('bsh') },
   {
@@ -217,6 +221,16 @@ const HARNESS: ExactText[] = [
     text: 'dsh-bash: serving MCP on stdin/stdout for an MCP client (JSON-RPC, not typed commands); to try the tools by hand run "dsh-bash repl"; Ctrl-C stops',
     values: [],
     produce: () => `dsh-bash: ${MCP_ON_TERMINAL_HINT}`,
+  },
+  ...([true, false] as const).map((ran) => ({
+    text: `Error: the audit log could not record this call (<reason>): ${ran ? 'it ran, but its result is withheld' : 'it did not run'}; this server runs nothing more until the audit log can be written`,
+    values: [FULL_DISK],
+    produce: () => `Error: ${mcpErrors.auditUnrecorded(FULL_DISK, ran).message}`,
+  })),
+  {
+    text: 'Error: not run: the audit log cannot be written (<reason>), and this server runs nothing it cannot record',
+    values: [FULL_DISK],
+    produce: () => `Error: ${mcpErrors.auditRefused(FULL_DISK).message}`,
   },
   {
     text: 'dsh-bash: --<flag>: given twice (it takes one value; the command line must say which)',

@@ -124,10 +124,22 @@ export async function startHttp(
   let err = ''
   proc.stderr!.on('data', (chunk: Buffer) => (err += chunk.toString()))
   const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)))
-  const url = await waitFor('the listening line', () => {
-    if (proc.exitCode !== null) throw new Error(`server exited: ${err}`)
-    return /listening on (http:\S+)/.exec(err)?.[1]
-  })
+  // A generous wait: on a saturated machine (load 100 on 2 CPUs) `node -e 0` alone took 9 s and this start 21 s.
+  let url: string
+  try {
+    url = await waitFor(
+      'the listening line',
+      () => {
+        if (proc.exitCode !== null) throw new Error(`server exited: ${err}`)
+        return /listening on (http:\S+)/.exec(err)?.[1]
+      },
+      60_000,
+    )
+  } catch (error) {
+    // Nobody else holds it yet: a server that never said where it listens must not outlive the test.
+    proc.kill('SIGKILL')
+    throw error
+  }
   const token = env.DSH_BASH_TOKEN ?? tokenArg(args) ?? (await waitFor('the token line', () => /bearer token: (\S+)/.exec(err)?.[1]))
   return {
     proc,

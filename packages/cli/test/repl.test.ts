@@ -107,7 +107,7 @@ describe('dsh-bash repl with piped stdin', () => {
     expect(JSON.parse(await repl.send('true', '}}\n'))).toEqual({
       content: [{ type: 'text', text: '(no output)' }],
       isError: false,
-      structured: { status: 'completed', exitCode: 0, signal: null, taskId: null, truncated: false, fullOutput: null, fullOutputs: { stdout: null, stderr: null }, durationMs: expect.any(Number) },
+      structured: { status: 'completed', exitCode: 0, signal: null, taskId: null, truncated: false, fullOutput: null, fullOutputs: { stdout: null, stderr: null }, durationMs: expect.any(Number), workdir: expect.any(String), sandboxMode: null, outputBytes: { stdout: 0, stderr: 0 } },
     })
     await repl.send(':json', 'texts')
   })

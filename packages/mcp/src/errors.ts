@@ -13,11 +13,22 @@ export const MCP_ERROR = {
   unavailable: 'DSH_MCP_UNAVAILABLE',
   /** The client asked for a session sandbox mode this server does not offer. */
   sandboxModeRefused: 'DSH_MCP_SANDBOX_MODE_REFUSED',
+  /** The audit log cannot be opened or written (see audit-log.ts). */
+  auditLog: 'DSH_MCP_AUDIT_LOG',
 } as const
 
 export const mcpErrors = {
   invalidOptions: (message: string) => codedError(MCP_ERROR.invalidOptions, message),
   badState: (message: string) => codedError(MCP_ERROR.badState, message),
+  auditLog: (message: string) => codedError(MCP_ERROR.auditLog, message),
+  /** `required`: a call refused before it runs, while no line can be written (docs/harness.md). */
+  auditRefused: (reason: string) => codedError(MCP_ERROR.auditLog, `not run: the audit log cannot be written (${reason}), and this server runs nothing it cannot record`),
+  /** `required`: the result of the call whose own line failed, instead of its result (docs/harness.md). */
+  auditUnrecorded: (reason: string, ran: boolean) =>
+    codedError(
+      MCP_ERROR.auditLog,
+      `the audit log could not record this call (${reason}): ${ran ? 'it ran, but its result is withheld' : 'it did not run'}; this server runs nothing more until the audit log can be written`,
+    ),
   agentsUnavailable: () => codedError(MCP_ERROR.unavailable, 'the agents service is not available (the server is shutting down)'),
   noSandbox: (mode: unknown) =>
     codedError(MCP_ERROR.sandboxModeRefused, `the client asked for sandbox mode ${JSON.stringify(mode)}, but this server's executor does not use a sandbox`),

@@ -9,6 +9,25 @@ import { McpSession, type SessionOptions } from './session.js'
 import { LoopTurns } from './loop-turns.js'
 import { ReplyDesk } from './reply-desk.js'
 import { mcpErrors } from './errors.js'
+import { AuditFile } from './audit-log.js'
+import { CallRecorder } from './call-recorder.js'
+import type { CallTracing } from './tracing.js'
+
+/** The audit log of a host (`McpHostOptions.audit`). */
+export interface AuditOptions {
+  /** The file: opened (created mode 0600) when the host is built; see `AuditFile` for what is refused. */
+  file: string
+  /**
+   * Fail closed: a call whose line cannot be written gets an error result instead of its own (it
+   * ran; the error says so), and every later call is refused before it runs until a line can be
+   * written again. Lines are also synced to disk (fdatasync) before the result is sent. Default
+   * false: a failure is reported on stderr (once until writing works again), calls go on
+   * unrecorded, and the next line written is preceded by an `audit-gap` line counting the lost ones.
+   */
+  required?: boolean
+  /** The executor's name in the lines (the CLI passes its `--executor`). Default: the executor's class name. */
+  executor?: string
+}
 
 export interface McpHostOptions {
   /** Server name announced to clients. Default `dsh-bash`. */
@@ -51,6 +70,13 @@ export interface McpHostOptions {
    * tool-bash's `bashPromptSection()` with an opening sentence. Default: none.
    */
   instructions?: string
+  /** An audit log: one JSON line per tool call, one more when a background task it started ends (README, "Audit log"). */
+  audit?: AuditOptions
+  /**
+   * A tracer of the calls (`CallTracing`; OpenTelemetry's is `@deepseek-ai/dsh-mcp/otel`). A
+   * promise while it loads: calls wait for it. Default: none (no tracing code is loaded).
+   */
+  tracing?: CallTracing | Promise<CallTracing | undefined>
 }
 
 /**
@@ -103,6 +129,22 @@ export class McpHost {
       this._options.replies = new ReplyDesk(page.timeoutMs, (taskId) => this._ctx?.get('bash')?.get(taskId)?.status === 'running', log)
     }
     this._modesOf = typeof options.sessionSandboxModes === 'function' ? options.sessionSandboxModes : undefined
+    if (options.audit !== undefined || options.tracing !== undefined) {
+      const audit = options.audit
+      if (audit !== undefined && (typeof audit.file !== 'string' || !isAbsolute(audit.file))) {
+        throw mcpErrors.invalidOptions(`audit.file must be an absolute path, got ${JSON.stringify(audit.file)}`)
+      }
+      const file = audit ? new AuditFile(audit.file, { sync: audit.required === true }) : undefined
+      this._options.recorder = new CallRecorder({
+        audit: file,
+        required: audit?.required === true,
+        tracing: options.tracing,
+        executor: audit?.executor ?? '',
+        bash: () => this._bash,
+        log,
+      })
+      this._executorName = audit?.executor
+    }
     this._context = new Promise<Context>((resolve) => (this._bindContext = resolve))
     if (ctx) this.bind(ctx)
   }
@@ -110,6 +152,8 @@ export class McpHost {
   private readonly _approval: boolean
   private _tools: ToolRegistry | undefined
   private readonly _modesOf: ((ctx: Context) => readonly string[]) | undefined
+  private _executorName: string | undefined
+  private _bash: Context['bash'] | undefined
 
   /**
    * Gives the host its context (once). Call it inside a plugin that injects `tools` and `agents`:
@@ -121,7 +165,8 @@ export class McpHost {
     // Sessions read the modes only after the context is bound, so setting them here reaches all.
     if (this._modesOf) this._options.sessionSandboxModes = [...this._modesOf(ctx)]
     if (this._approval) {
-      const service: ApprovalService = { request: (request) => this.approve(request) }
+      // `via`: audit lines say through which front end a person was asked (dsh-tools' CallFacts).
+      const service: ApprovalService = { request: (request) => this.approve(request), via: 'mcp-elicitation' }
       ctx.set('approval', service)
     }
     if (this._options.secretInput) {
@@ -138,6 +183,22 @@ export class McpHost {
         this._tools = undefined
       }
     })
+    const recorder = this._options.recorder
+    if (recorder) {
+      // The pipeline's facts of each call, and the ends of the tasks calls started.
+      ctx.get('tools')!.onResult(recorder.observe)
+      const bash = ctx.get('bash')
+      if (bash) {
+        bash.onTaskDone(recorder.taskDone)
+        ctx.effect(() => {
+          this._bash = serviceObject(bash)
+          recorder.executor ||= this._executorName ?? this._bash.constructor.name
+          return () => {
+            this._bash = undefined
+          }
+        })
+      }
+    }
     this._bindContext(ctx)
   }
 
@@ -183,10 +244,11 @@ export class McpHost {
     return session.askSecret(request)
   }
 
-  /** Closes every session (their tasks are killed). Idempotent. */
+  /** Closes every session (their tasks are killed), then the audit log and the tracer (pending spans are exported). Idempotent. */
   async close(): Promise<void> {
     this._closed = true
     this._options.replies?.close()
     await Promise.all([...this._sessions].map((session) => session.close()))
+    await this._options.recorder?.close()
   }
 }

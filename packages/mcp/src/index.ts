@@ -13,7 +13,7 @@ export {
   type EarlyInitialize,
   type StdioFrontOptions,
 } from './front.js'
-export { MCP_ERROR } from './errors.js'
+export { MCP_ERROR, mcpErrors } from './errors.js'
 export { openSecretPage, SECRET_PAGE_WARNING, type SecretPage, type SecretPageOptions } from './secret-page.js'
 export { secretElicitationMessage, DEFAULT_SECRET_INPUT, MAX_MESSAGE_COMMAND, type SecretInputOptions } from './secret-elicit.js'
 export { ReplyDesk, waitingAnnouncement, type WaitingReply, type DeskAnswer } from './reply-desk.js'

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url'
 import { isDirectory } from '@deepseek-ai/dsh-bash'
 import type { Context } from 'cordis'
 import type { Agent } from '@deepseek-ai/dsh-agent'
-import { codeOf, serviceObject, type ApprovalDecision, type ApprovalRequest, type SecretInputAnswer, type SecretInputRequest, type ToolContent, type ToolRegistry } from '@deepseek-ai/dsh-tools'
+import { codeOf, serviceObject, type ApprovalDecision, type ApprovalRequest, type SecretInputAnswer, type SecretInputRequest, type ToolContent, type ToolRegistry, type ToolResult } from '@deepseek-ai/dsh-tools'
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js'
 import {
@@ -25,6 +25,7 @@ import { mcpErrors } from './errors.js'
 import type { LoopTurns } from './loop-turns.js'
 import { askThroughUrlElicitation, type SecretInputOptions } from './secret-elicit.js'
 import type { ReplyDesk } from './reply-desk.js'
+import type { CallOrigin, CallRecorder } from './call-recorder.js'
 
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>
 
@@ -62,6 +63,8 @@ export interface SessionOptions {
   tools?: () => ToolRegistry | undefined
   /** The host's turn queue, shared by all its sessions (see loop-turns.ts). */
   turns: LoopTurns
+  /** The audit log and traces of the host's calls, when it keeps any (call-recorder.ts). */
+  recorder?: CallRecorder
 }
 
 /**
@@ -176,19 +179,37 @@ export class McpSession {
     const ctx = this._ctx ?? (await this.context)
     const tools = this.tools(ctx)
     if (!tools) return errorResult('the tools are not available (the server is shutting down)')
+    const recorder = this.options.recorder
+    let result: ToolResult
+    if (recorder) {
+      if (recorder.ready) await recorder.ready
+      // With a required audit log that cannot be written, nothing runs.
+      const refusal = await recorder.refusal()
+      if (refusal !== undefined) return toCallResult(refusedResult(tools, name, mcpErrors.auditRefused(refusal)), [])
+      const recording = recorder.begin({ callId, name, known: tools.get(name) !== undefined, requestId: extra.requestId, meta: extra._meta, origin: () => this.origin() })
+      result = await this.runCall(tools, callId, name, args, extra)
+      // The line is written before the result is sent: a server killed right after has it.
+      const { failure, ran } = await recording.end(result)
+      if (failure !== undefined && recorder.required) result = refusedResult(tools, name, mcpErrors.auditUnrecorded(failure, ran))
+    } else {
+      result = await this.runCall(tools, callId, name, args, extra)
+    }
+    // A cancelled request gets no response: keep the notices for the next result.
+    return toCallResult(result, extra.signal.aborted ? [] : this.takeNotices())
+  }
+
+  /** Runs the call through the pipeline with this session's agent (a refusal of the session is a result too). */
+  private async runCall(tools: ToolRegistry, callId: string, name: string, args: unknown, extra: Extra): Promise<ToolResult> {
     let agent: Agent
     try {
       agent = await this.ensureAgent(extra)
     } catch (error) {
       // A refusal of the session (its sandbox mode) is still a result of that tool: with its facts.
-      const refused = errorResult(error instanceof Error ? error.message : String(error))
-      const code = codeOf(error)
-      const structured = tools.get(name)?.structureOf?.({ content: refused.content as ToolContent[], isError: true, ...(code ? { meta: { code } } : {}) })
-      return { ...refused, ...(structured ? { structuredContent: structured } : {}), ...(code ? { _meta: { [SESSION_CAPABILITY]: { code } } } : {}) }
+      return refusedResult(tools, name, error)
     }
     const progress = this.startProgress(extra)
     try {
-      const result = await tools.execute({
+      return await tools.execute({
         callId,
         name,
         arguments: args ?? {},
@@ -196,15 +217,22 @@ export class McpSession {
         signal: extra.signal,
         onProgress: progress.update,
       })
-      // A cancelled request gets no response: keep the notices for the next result.
-      const notices = extra.signal.aborted ? [] : this.takeNotices()
-      // Machine-readable facts (an error's stable code) for hosts, under our own `_meta` key: never text for the model.
-      const meta = result.meta ? { _meta: { [SESSION_CAPABILITY]: { ...result.meta } } } : {}
-      // The facts as data (a tool with an outputSchema always has them): the text stays as it is.
-      const structured = result.structured ? { structuredContent: { ...result.structured } } : {}
-      return { content: [...result.content, ...notices].map(copyBlock), isError: result.isError, ...structured, ...meta }
     } finally {
       progress.stop()
+    }
+  }
+
+  /** Who is calling, for audit lines and spans (never the owner token). */
+  private origin(): CallOrigin {
+    const sessionId = this.server.transport?.sessionId
+    const info = this.server.getClientVersion()
+    const header = this._agent?.session.header
+    return {
+      session: sessionId ?? 'stdio',
+      client: info ? { name: clip(info.name), version: clip(info.version) } : null,
+      transport: sessionId === undefined ? 'stdio' : 'http',
+      cwd: header?.cwd,
+      sandboxMode: header?.sandboxMode,
     }
   }
 
@@ -388,6 +416,30 @@ export class McpSession {
 
 function errorResult(message: string): CallToolResult {
   return { content: [{ type: 'text', text: `Error: ${message}` }], isError: true }
+}
+
+/** A call refused before the pipeline (or its result replaced): an error result of that tool, with its facts. */
+function refusedResult(tools: ToolRegistry, name: string, error: unknown): ToolResult {
+  const code = codeOf(error)
+  const result: ToolResult = { content: [{ type: 'text', text: `Error: ${error instanceof Error ? error.message : String(error)}` }], isError: true, ...(code ? { meta: { code } } : {}) }
+  const structured = tools.get(name)?.structureOf?.(result)
+  return structured ? { ...result, structured } : result
+}
+
+/**
+ * The MCP result: the pipeline's blocks and the notices after them; the facts as data
+ * (`structuredContent`; the text stays as it is); machine-readable facts (an error's stable code)
+ * under our own `_meta` key, never text for the model.
+ */
+function toCallResult(result: ToolResult, notices: ToolContent[]): CallToolResult {
+  const meta = result.meta ? { _meta: { [SESSION_CAPABILITY]: { ...result.meta } } } : {}
+  const structured = result.structured ? { structuredContent: { ...result.structured } } : {}
+  return { content: [...result.content, ...notices].map(copyBlock), isError: result.isError, ...structured, ...meta }
+}
+
+/** Client-controlled text in audit lines: a name, not a novel. */
+function clip(text: string): string {
+  return text.length > 200 ? `${text.slice(0, 200)}…` : text
 }
 
 function copyBlock(block: ToolContent): { type: 'text'; text: string } {

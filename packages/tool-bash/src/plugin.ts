@@ -18,7 +18,7 @@ import {
   type RenderableRead,
   startedText,
 } from './render.js'
-import { BASH_ANNOTATIONS, bashOutputSchema, errorStructure, runStructure, taskStructure } from './structured.js'
+import { BASH_ANNOTATIONS, bashOutputSchema, errorStructure, launchFacts, runStructure, taskStructure } from './structured.js'
 import { rangeLimits, rangeRef, renderRange } from './range.js'
 import {
   type BashArgs,
@@ -179,11 +179,11 @@ export const ToolBash = {
         const spec = bash.resolve(request)
         if (args.run_in_background) {
           const task = bash.start(spec)
-          return { content: [{ type: 'text', text: startedText(task.id) }], isError: false, structured: taskStructure(task) }
+          return { content: [{ type: 'text', text: startedText(task.id) }], isError: false, structured: { ...taskStructure(task), ...launchFacts(spec) } }
         }
         const result = await bash.run(spec)
         const rendered = renderRun(result, { escalationHint: escalationPossible(ctx, confines), budget })
-        const structured = runStructure(result, rendered)
+        const structured = { ...runStructure(result, rendered), ...launchFacts(spec) }
         if (result.aborted) return { content: [{ type: 'text', text: `Error: the command was aborted\n${rendered.text}` }], isError: true, structured }
         return { content: [{ type: 'text', text: rendered.text }], isError: false, structured }
       },
@@ -385,12 +385,8 @@ async function escalation(ctx: Context, bash: Context['bash'], args: BashArgs, c
   }
   const tooLong = approvalTooLong(request)
   if (tooLong) throw toolBashErrors.escalationDenied(`sandbox escalation to "${wanted}" cannot be asked about: ${tooLong}`)
-  let answer: string
-  try {
-    answer = await approval.request(request)
-  } catch {
-    answer = 'unavailable'
-  }
+  // Through the registry, so the answer is recorded in the call's facts (audit logs, traces).
+  const answer = await ctx.tools.requestApproval(call, request)
   if (answer === 'allowed-once') return wanted
   if (answer === 'rejected') throw toolBashErrors.escalationDenied(`sandbox escalation to "${wanted}" was rejected by the user`)
   if (answer === 'cancelled') throw toolBashErrors.escalationDenied(`sandbox escalation to "${wanted}" was cancelled`)

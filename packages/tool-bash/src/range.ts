@@ -1,5 +1,5 @@
 import { isAbsolute } from 'node:path'
-import { FULL_OUTPUT_URI_PREFIX, type FullOutputRead, type FullOutputRef, fullOutputUri, type OutputStream, parseFullOutputUri } from '@deepseek-ai/dsh-bash'
+import { FULL_OUTPUT_URI_PREFIX, type FullOutputRead, type FullOutputRef, fullOutputUri, type OutputStream, parseFullOutputUri, runEndStatus } from '@deepseek-ai/dsh-bash'
 import { appendMarkers } from './render.js'
 import { byteLength, type ResultBudget, MARKER_RESERVE } from './budget.js'
 import { escapeOutput } from './lookalike.js'
@@ -55,7 +55,7 @@ export function renderRange(read: FullOutputRead, offset: number, limits: { byte
   const of = `${read.size}${read.complete ? '' : ' so far'}, ${read.stream} of ${read.id}`
   const where = end < read.size ? `next offset: ${end}` : read.complete ? 'end of output' : 'the task still runs'
   const marker = data.length > 0 ? `[bytes ${offset}-${end - 1} of ${of}; ${where}]` : `[bytes from ${offset}: none of ${of}]`
-  const status = read.task ? taskStatus(read.task) : read.run?.timedOut ? 'timed_out' : read.run?.signal ? 'killed' : read.run?.exitCode === 0 ? 'completed' : 'failed'
+  const status = read.task ? taskStatus(read.task) : runEndStatus(read.run ?? { timedOut: false, signal: null, exitCode: null })
   const uri = fullOutputUri(read.id, read.stream)
   return {
     text: appendMarkers(text, [marker]),

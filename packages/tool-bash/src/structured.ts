@@ -1,4 +1,4 @@
-import { type BashRunResult, type BashTask, fullOutputUri, type OutputStream } from '@deepseek-ai/dsh-bash'
+import { type BashExecSpec, type BashRunResult, type BashTask, fullOutputUri, type OutputStream, runEndStatus, taskEndStatus } from '@deepseek-ai/dsh-bash'
 import type { ToolAnnotations, ToolResult } from '@deepseek-ai/dsh-tools'
 import { z } from 'zod'
 import type { Rendered } from './render.js'
@@ -28,6 +28,12 @@ export const bashOutputSchema = z.object({
   fullOutput: uri.describe('a URI (dsh-bash://output/<id>/<stream>) of the complete output of a cut stream, while it is kept; else null'),
   fullOutputs: z.object({ stdout: uri, stderr: uri }).describe('the URIs of each stream whose complete output is kept, else null'),
   durationMs: z.number().optional().describe('how long the command ran (so far), when known'),
+  workdir: z.string().optional().describe('the directory the command runs in (a bash call, a task), on the machine that runs it'),
+  sandboxMode: z.string().nullable().optional().describe('the sandbox mode a bash call runs under; null when the executor does not confine'),
+  outputBytes: z
+    .object({ stdout: z.number().int(), stderr: z.number().int() })
+    .optional()
+    .describe('bytes the command printed per stream: all of a foreground run (however much the text shows)'),
   code: z.string().nullable().optional().describe('status error: the stable error code (DSH_…) when there is one'),
   range: z
     .object({ offset: z.number().int(), length: z.number().int(), size: z.number().int(), complete: z.boolean() })
@@ -72,25 +78,23 @@ function outputs(id: string | undefined, kept: { stdout?: string; stderr?: strin
   return { truncated: cut.stdout || cut.stderr, fullOutput, fullOutputs }
 }
 
+/** Where and how a bash call's command runs: from the resolved spec (never the text). */
+export function launchFacts(spec: Pick<BashExecSpec, 'workdir' | 'sandboxMode'>): Pick<BashStructured, 'workdir' | 'sandboxMode'> {
+  return { workdir: spec.workdir, sandboxMode: spec.sandboxMode ?? null }
+}
+
 /** A foreground run's facts. */
 export function runStructure(result: BashRunResult, rendered: Rendered): BashStructured {
   const streams = outputs(result.id, { stdout: result.stdout.spillPath, stderr: result.stderr.spillPath }, rendered.cut)
-  const facts = { exitCode: result.exitCode, signal: result.signal, durationMs: result.durationMs, ...streams }
+  const outputBytes = { stdout: result.stdout.totalBytes, stderr: result.stderr.totalBytes }
+  const facts = { exitCode: result.exitCode, signal: result.signal, durationMs: result.durationMs, outputBytes, ...streams }
   if (result.yieldedTo !== undefined) return { ...facts, status: 'yielded', taskId: result.yieldedTo }
-  return { ...facts, status: runStatus(result), taskId: null }
+  return { ...facts, status: runEndStatus(result), taskId: null }
 }
 
-function runStatus(result: Pick<BashRunResult, 'timedOut' | 'signal' | 'exitCode'>): BashStatus {
-  if (result.timedOut) return 'timed_out'
-  if (result.signal) return 'killed'
-  return result.exitCode === 0 ? 'completed' : 'failed'
-}
-
-/** A task's status in the schema's terms. A task the executor ended for its timeout (a yielded run) timed out. */
+/** A task's status in the schema's terms (the seam's `taskEndStatus`): a task the executor ended for its timeout (a yielded run) timed out. */
 export function taskStatus(task: Pick<BashTask, 'status' | 'exitCode' | 'reason'>): BashStatus {
-  if (task.status === 'running') return 'running'
-  if (task.status === 'completed') return task.exitCode === 0 ? 'completed' : 'failed'
-  return task.reason?.startsWith('timed out after ') ? 'timed_out' : 'killed'
+  return taskEndStatus(task)
 }
 
 function taskDuration(task: Pick<BashTask, 'startedAt' | 'endedAt'>): number {
@@ -105,6 +109,7 @@ export function taskStructure(task: BashTask, kept: { stdout?: string; stderr?: 
     signal: task.signal,
     taskId: task.id,
     durationMs: taskDuration(task),
+    workdir: task.workdir,
     ...outputs(task.id, kept, cut),
   }
 }

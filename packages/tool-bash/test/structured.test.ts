@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Context } from 'cordis'
@@ -21,6 +21,7 @@ describe('structured facts and range reads', () => {
   let seq = 0
   beforeAll(async () => {
     workspace = mkdtempSync(join(tmpdir(), 'tool-bash-facts-'))
+    mkdirSync(join(workspace, 'sub'))
     root = new Context()
     root.plugin(ToolRegistry)
     root.set('agents', { list: () => agents })
@@ -49,6 +50,12 @@ describe('structured facts and range reads', () => {
       text: 'hello\n',
       structured: { status: 'completed', exitCode: 0, signal: null, taskId: null, truncated: false, fullOutput: null, fullOutputs: none },
     })
+    // Where it ran and how much it printed: facts for audit logs, never the output itself.
+    expect((await bash('echo hello; echo oops >&2', { workdir: 'sub' })).structured).toMatchObject({
+      workdir: join(workspace, 'sub'),
+      sandboxMode: null,
+      outputBytes: { stdout: 6, stderr: 5 },
+    })
     expect(await bash('echo failing; exit 3')).toMatchObject({ text: 'failing\n[exit code: 3]', structured: { status: 'failed', exitCode: 3, signal: null } })
     expect(await bash('kill -9 $$')).toMatchObject({ structured: { status: 'killed', exitCode: null, signal: 'SIGKILL' } })
     const timed = await bash('sleep 60', { timeoutMs: 300 })
@@ -59,7 +66,7 @@ describe('structured facts and range reads', () => {
   it('a background start, a read, a kill; a yield', async () => {
     const started = await bash('echo up; sleep 60', { run_in_background: true })
     const id = started.text.split(' ').pop()!
-    expect(started.structured).toMatchObject({ status: 'running', taskId: id, exitCode: null, signal: null })
+    expect(started.structured).toMatchObject({ status: 'running', taskId: id, exitCode: null, signal: null, workdir: workspace, sandboxMode: null })
     expect(await call('bash_output', { task_id: id, wait_ms: 10_000 })).toMatchObject({ text: 'up\n[status: running]', structured: { status: 'running', taskId: id } })
     expect(await call('bash_kill', { task_id: id })).toMatchObject({ text: `killed background task ${id}`, structured: { status: 'killed', taskId: id, signal: 'SIGTERM' } })
     const yielded = await bash('echo early; sleep 30')

@@ -6,9 +6,12 @@ import { serviceObject } from './service-object.js'
 import { approvalTooLong } from './approval-text.js'
 import type {
   ApprovalDecision,
+  ApprovalFact,
   ApprovalRequest,
   ApprovalService,
   CallChanges,
+  CallFacts,
+  DecisionFact,
   ExecuteMiddleware,
   PostExecuteAction,
   PostExecuteListener,
@@ -95,6 +98,8 @@ export class ToolRegistry extends Service {
   private readonly _observers: ResultObserver[] = []
   private readonly _own: Context
   private readonly _counter = { seq: 0 }
+  /** Each call object (the original and any a middleware handed on) → its call's facts being gathered. */
+  private readonly _facts = new WeakMap<ToolCall, GatheredFacts>()
 
   constructor(ctx: Context) {
     super(ctx, 'tools', true)
@@ -175,15 +180,18 @@ export class ToolRegistry extends Service {
     const self = serviceObject(this)
     if (self !== this) return self.execute(execution)
     let result: ToolResult
+    const gathered: GatheredFacts = { ran: false, approvals: [] }
     try {
-      result = await this._run(execution)
+      result = await this._run(execution, gathered)
     } catch (error) {
       result = errorResult(error)
     }
     result = this._structure(typeof execution?.name === 'string' ? this._tools.get(execution.name) : undefined, result)
+    if (this._observers.length === 0) return result
+    const facts = freezeFacts(gathered)
     for (const observer of [...this._observers]) {
       try {
-        const returned: unknown = observer(execution, result)
+        const returned: unknown = observer(execution, result, facts)
         // An async observer's rejection must not become an unhandled rejection.
         if (returned instanceof Promise) returned.catch((error) => this._warn(`result observer failed: ${messageOf(error)}`))
       } catch (error) {
@@ -193,7 +201,31 @@ export class ToolRegistry extends Service {
     return result
   }
 
-  private async _run(execution: ToolExecution): Promise<ToolResult> {
+  /**
+   * Asks the approval service about a call, as the pipeline does for an `ask`, and records the
+   * answer in that call's facts (`CallFacts.approvals`, seen by observers). For tools that ask on
+   * their own (tool-bash's sandbox escalation); `call` is the call object the tool was given.
+   * `unavailable` when no service is loaded, or when it throws (logged). Checks nothing else: a
+   * caller refuses a request too long to show (`approvalTooLong`) before asking.
+   */
+  async requestApproval(call: ToolCall, request: ApprovalRequest): Promise<ApprovalDecision> {
+    const approval = this._own.get('approval') as ApprovalService | undefined
+    if (!approval || typeof approval.request !== 'function') return 'unavailable'
+    let answer: ApprovalDecision
+    try {
+      answer = await approval.request(request)
+    } catch (error) {
+      this._warn(`approval service failed: ${messageOf(error)}`)
+      answer = 'unavailable'
+    }
+    const fact: ApprovalFact = { answer }
+    if (request.reason !== undefined) fact.reason = request.reason
+    if (typeof approval.via === 'string') fact.via = approval.via
+    this._facts.get(call)?.approvals.push(fact)
+    return answer
+  }
+
+  private async _run(execution: ToolExecution, gathered: GatheredFacts): Promise<ToolResult> {
     const name = execution?.name
     const tool = typeof name === 'string' ? this._tools.get(name) : undefined
     if (!tool) throw toolErrors.unknownTool(name)
@@ -207,6 +239,8 @@ export class ToolRegistry extends Service {
       signal: execution.signal,
       onProgress: safeProgress(execution.onProgress),
     })
+    this._facts.set(call, gathered)
+    gathered.args = call.args
     let result: ToolResult
     try {
       // Stage 3: permissions.
@@ -226,7 +260,11 @@ export class ToolRegistry extends Service {
     const chain = [...this._middleware]
     const dispatch = async (index: number, call: ToolCall): Promise<ToolResult> => {
       try {
-        if (index === chain.length) return normalize(await tool.execute(call.args, call))
+        if (index === chain.length) {
+          const gathered = this._facts.get(call)
+          if (gathered) gathered.ran = true
+          return normalize(await tool.execute(call.args, call))
+        }
         let called = false
         const next = async (changes?: CallChanges) => {
           // Running the tool twice for one call would repeat its side effects.
@@ -251,10 +289,17 @@ export class ToolRegistry extends Service {
       throw toolErrors.contract('a tools/execute middleware passed an invalid signal to next(): expected an AbortSignal')
     }
     let changed: ToolCall = Object.freeze({ ...call, signal: signal ?? call.signal })
+    const gathered = this._facts.get(call)
     if (args !== undefined) {
       changed = parseCall(tool, args, changed)
+      if (gathered) {
+        this._facts.set(changed, gathered)
+        gathered.args = changed.args
+      }
       // New arguments are a new request: the permission stage must see exactly what will run.
       await this._authorize(changed)
+    } else if (gathered) {
+      this._facts.set(changed, gathered)
     }
     return changed
   }
@@ -309,6 +354,12 @@ export class ToolRegistry extends Service {
         break
       }
     }
+    const gathered = this._facts.get(call)
+    if (gathered) {
+      // A changed call is decided again: the decision recorded is the one for what runs.
+      gathered.decision = undefined
+      if (decision) gathered.decision = decisionFact(decision)
+    }
     if (!decision || decision.kind === 'allow') return
     if (decision.kind === 'deny') throw toolErrors.denied(decision.reason || `tool "${call.name}" was denied`)
     if (decision.kind !== 'ask') throw toolErrors.contract(`invalid pre-execute decision ${JSON.stringify((decision as { kind: unknown }).kind)}`)
@@ -330,13 +381,7 @@ export class ToolRegistry extends Service {
     // Shown whole or not at all: a cut text could hide the part that runs.
     const tooLong = approvalTooLong(request)
     if (tooLong) throw toolErrors.approvalTooLong(tooLong, why)
-    let answer: ApprovalDecision
-    try {
-      answer = await approval.request(request)
-    } catch (error) {
-      this._warn(`approval service failed: ${messageOf(error)}`)
-      answer = 'unavailable'
-    }
+    const answer = await this.requestApproval(call, request)
     switch (answer) {
       case 'allowed-once':
         return
@@ -362,6 +407,33 @@ export class ToolRegistry extends Service {
   private _warn(message: string): void {
     this._own.logger('dsh-tools').error(message)
   }
+}
+
+/** `CallFacts` while the call is under way (frozen for observers by `freezeFacts`). */
+interface GatheredFacts {
+  args?: Readonly<Record<string, unknown>>
+  ran: boolean
+  decision?: DecisionFact
+  approvals: ApprovalFact[]
+}
+
+/** A listener's decision as plain data: only the documented fields, whatever else it carried. */
+function decisionFact(decision: PreExecuteDecision): DecisionFact | undefined {
+  const { kind } = decision
+  if (kind !== 'allow' && kind !== 'deny' && kind !== 'ask') return undefined
+  const fact: DecisionFact = { kind }
+  const { reason, reasons, rule } = decision as { reason?: unknown; reasons?: unknown; rule?: unknown }
+  if (typeof reason === 'string') fact.reason = reason
+  if (Array.isArray(reasons) && reasons.every((r) => typeof r === 'string')) fact.reasons = Object.freeze([...reasons])
+  if (typeof rule === 'string') fact.rule = rule
+  return Object.freeze(fact)
+}
+
+function freezeFacts(gathered: GatheredFacts): CallFacts {
+  const facts: CallFacts = { ran: gathered.ran, approvals: Object.freeze(gathered.approvals.map((a) => Object.freeze({ ...a }))) }
+  if (gathered.args !== undefined) facts.args = gathered.args
+  if (gathered.decision !== undefined) facts.decision = gathered.decision
+  return Object.freeze(facts)
 }
 
 /** Snapshot (stage 1) and schema (stage 2) of `args`, as a frozen call built on `base`. */

@@ -183,11 +183,17 @@ export interface ToolSchema {
 
 /** A `tools/pre-execute` answer. `undefined` passes to the next listener. */
 export type PreExecuteDecision =
-  | { kind: 'allow' }
-  | { kind: 'deny'; reason?: string }
+  | { kind: 'allow'; rule?: string }
+  | { kind: 'deny'; reason?: string; rule?: string }
   | {
       kind: 'ask'
       reason?: string
+      /**
+       * The rule that decided, as the listener names it (bash-policy: the pattern, `git push *`),
+       * for audit logs and traces (`CallFacts.decision`). Never shown to the model by the pipeline;
+       * absent when no single rule decided (a default, a parse the policy could not be sure of).
+       */
+      rule?: string
       /**
        * Every reason the call needs approval, when there are several (a command line with two
        * commands that each need it): passed on as `ApprovalRequest.reasons`. `reason` stays the one
@@ -247,8 +253,63 @@ export type PostExecuteListener = (
   result: Readonly<ToolResult>,
 ) => PostExecuteAction | undefined | void | Promise<PostExecuteAction | undefined | void>
 
-/** Sees every finished call (for logs and UIs). Throws are logged and ignored. */
-export type ResultObserver = (call: ToolExecution, result: ToolResult) => void
+/**
+ * Sees every finished call (for logs and UIs), with what the pipeline learned on the way (`facts`).
+ * Called before `execute` resolves, so a synchronous observer has run before the caller sends the
+ * result anywhere. Throws are logged and ignored.
+ */
+export type ResultObserver = (call: ToolExecution, result: ToolResult, facts: CallFacts) => void
+
+/**
+ * What the pipeline learned about one call on its way, for audit logs and traces: the arguments
+ * that ran, the permission decision with its rule, and every approval asked. Plain frozen data,
+ * built by the registry (observers' third argument). It knows no policy and no tool: a listener
+ * names its rule in its decision (`PreExecuteDecision.rule`), an approval service names its front
+ * end (`ApprovalService.via`), a tool that asks on its own goes through `requestApproval`.
+ * Never holds what a tool printed, nor anything a person typed (only the approval's answer).
+ */
+export interface CallFacts {
+  /**
+   * The validated arguments the permission stage saw last: after a middleware's `next({args})`,
+   * the changed ones (what the tool ran with, when it ran). Absent when the call never got past the
+   * schema (an unknown tool, invalid arguments).
+   */
+  args?: Readonly<Record<string, unknown>>
+  /** True once the tool's `execute` was called (not: that it succeeded). */
+  ran: boolean
+  /**
+   * The `tools/pre-execute` decision for `args`. Absent when no listener decided (allowed by
+   * default) or the call never reached the permission stage.
+   */
+  decision?: DecisionFact
+  /** Every approval asked during the call, in order: the pipeline's for an `ask`, a tool's own. */
+  approvals: readonly ApprovalFact[]
+}
+
+/** A permission decision as recorded in `CallFacts`. */
+export interface DecisionFact {
+  kind: 'allow' | 'deny' | 'ask'
+  /** The listener's `reason` (for a command policy: quotes the command). */
+  reason?: string
+  /** Every reason of an `ask`, when the listener gave several. */
+  reasons?: readonly string[]
+  /** The rule that decided, when the listener named one. */
+  rule?: string
+}
+
+/** One approval as recorded in `CallFacts`: a service was asked and answered. */
+export interface ApprovalFact {
+  /** Why it was asked (the request's `reason`). */
+  reason?: string
+  /**
+   * The answer. `unavailable` means nobody could be asked (no front end able to ask, a failing
+   * service); `cancelled` that the question went away unanswered (the call was aborted, the person
+   * dismissed it); `allowed-once` and `rejected` are a person's answers.
+   */
+  answer: ApprovalDecision
+  /** The service's `via`: the front end that asked (`mcp-elicitation`, `terminal`), when it names one. */
+  via?: string
+}
 
 /** What the approval service answers for an `ask`. */
 export type ApprovalDecision = 'allowed-once' | 'rejected' | 'cancelled' | 'unavailable'
@@ -282,4 +343,9 @@ export interface ApprovalRequest {
  */
 export interface ApprovalService {
   request(request: ApprovalRequest): Promise<ApprovalDecision>
+  /**
+   * Names the front end through which this service asks a person (`mcp-elicitation`, `terminal`),
+   * for audit logs (`ApprovalFact.via`). Optional; a plain label, never shown to the model.
+   */
+  readonly via?: string
 }
