@@ -20,6 +20,8 @@ export interface ContainerSpec {
   memoryBytes: number
   pidsLimit: number
   cpus: number
+  /** A tmpfs of this size at /tmp; 0: none (the image's /tmp). */
+  tmpBytes: number
   user?: string
   env: Record<string, string>
   labels: Record<string, string>
@@ -75,6 +77,7 @@ export class ContainerSession extends AgentSession {
     if (spec.memoryBytes > 0) Object.assign(hostConfig, { Memory: spec.memoryBytes, MemorySwap: spec.memoryBytes })
     if (spec.pidsLimit > 0) hostConfig.PidsLimit = spec.pidsLimit
     if (spec.cpus > 0) hostConfig.NanoCpus = Math.round(spec.cpus * 1e9)
+    if (spec.tmpBytes > 0) hostConfig.Tmpfs = { '/tmp': `rw,nosuid,nodev,mode=1777,size=${spec.tmpBytes}` }
     if (spec.workspace?.mode === 'bind') {
       const { hostPath, mountPath, readOnly } = spec.workspace
       hostConfig.Binds = [`${hostPath}:${mountPath}${readOnly ? ':ro' : ''}`]

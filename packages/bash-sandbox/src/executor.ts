@@ -1,5 +1,5 @@
 import { realpathSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { homedir, tmpdir } from 'node:os'
 import { resolve as resolvePath } from 'node:path'
 import type { Context } from 'cordis'
 import { BASH_ERROR, type BashExecRequest, type BashExecSpec, codedError, isDirectory } from '@deepseek-ai/dsh-bash'
@@ -53,7 +53,7 @@ export class SandboxExecutor extends LocalExecutor {
     for (const key of SANDBOX_KEYS) delete local[key]
     const bwrapPath = lookupExecutable(parsed.bwrapPath ?? 'bwrap')
     // The sandbox is a transform of the local executor's command line, composed at construction.
-    const sandbox = new BwrapSandbox({ config: parsed, workspaceRoot, bwrapPath })
+    const sandbox = new BwrapSandbox({ config: parsed, workspaceRoot, bwrapPath, home: homedir() })
     super(ctx, local as LocalExecutorConfigInput, sandbox.transform)
     this.sandbox = sandbox
     this.sandboxConfig = parsed

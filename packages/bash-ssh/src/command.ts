@@ -18,6 +18,8 @@ export interface LaunchOptions {
   name: string
   /** See EmptyWaitOptions. */
   wait: EmptyWaitOptions
+  /** bash lines setting the command's rlimits (the config's `limits`); empty: none. */
+  rlimits?: string
 }
 
 /** Output accepted before the header (from the login shell's own startup files) before giving up. */
@@ -48,6 +50,7 @@ async function startRemote(host: SshHost, spec: BashExecSpec, options: LaunchOpt
     env: spec.env,
     hasStdin: !terminal && spec.stdin !== undefined,
     terminal,
+    ...(options.rlimits ? { rlimits: options.rlimits } : {}),
   })
   let text = execText(options.shell, wrapper, 'dsh-bash-ssh', [spec.workdir, options.marker, 'arg', spec.command])
   let scriptPath: string | undefined

@@ -4,7 +4,7 @@ import { posix } from 'node:path'
 import type { Context, Logger } from 'cordis'
 import ssh2 from 'ssh2'
 import type { BashExecRequest, BashExecSpec } from '@deepseek-ai/dsh-bash'
-import { type LaunchedCommand, type LaunchIdentity, ProcessExecutor } from '@deepseek-ai/dsh-bash-kit'
+import { type LaunchedCommand, type LaunchIdentity, ProcessExecutor, rlimitLines } from '@deepseek-ai/dsh-bash-kit'
 import { launchRemote } from './command.js'
 import { hostLabel, parseSshConfig, type SshExecutorConfig, type SshExecutorConfigInput, type SshHostConfig } from './config.js'
 import { sshErrors } from './errors.js'
@@ -88,6 +88,7 @@ export class SshExecutor extends ProcessExecutor {
         marker: `${this._markerPrefix}-${++this._markerSeq}`,
         name: launch.id,
         wait: { reportMs: this.sshConfig.waitReportMs, stoppedBoundMs: this.sshConfig.stoppedWaitMs },
+        rlimits: rlimitLines(this.sshConfig.limits, { memory: true, pids: true }),
       })
       this._launchHosts.set(launched, host.label)
       return launched

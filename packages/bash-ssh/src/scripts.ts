@@ -37,6 +37,8 @@ export interface WrapperOptions {
    * terminal, and `TERMINAL_ENV` applies (`TERM=xterm-256color` instead of `dumb`, the pagers' secure modes).
    */
   terminal?: boolean
+  /** bash lines setting the command's rlimits (`rlimitLines` of dsh-bash-kit); they end the start with 125 when refused. */
+  rlimits?: string
 }
 
 /**
@@ -94,6 +96,8 @@ export function wrapperScript(options: WrapperOptions): string {
   // sshd closes its own descriptors before the session's shell starts; this covers a login shell
   // or a wrapper on the remote side that leaves one open, as the local executor does for its server.
   lines.push(closeInheritedFds())
+  // The limits last, so that nothing of the wrapper itself runs under them.
+  if (options.rlimits) lines.push(options.rlimits)
   const shell = shellQuote(options.shell)
   lines.push(
     `if [ "$mode" = file ]; then exec ${shell} --noprofile --norc -c 'eval "$(cat -- "$0" && rm -f -- "$0")"' "$src"; fi`,

@@ -13,3 +13,4 @@ export {
 } from './errors.js'
 export { isDirectory, messageOf, pluginTimer, sleep } from './util.js'
 export { type LogLine, recordLogs, routeLogs } from './logs.js'
+export { formatSize, parseSize } from './size.js'

@@ -146,6 +146,33 @@ export interface SandboxFacts {
   accessDenied: boolean
   /** Wider modes this call could be retried with (for escalation hints); empty when none. */
   escalations?: SandboxMode[]
+  /**
+   * Hosts the sandbox's egress proxy refused during the command (a name as the command asked for
+   * it, or an address), each once, in the order of their first refusal. Absent or empty when
+   * nothing was refused (also when the executor has no proxy). Never a host that was allowed.
+   */
+  deniedHosts?: string[]
+}
+
+/**
+ * What a command used, and which limit stopped it, where the executor can measure it (every field
+ * optional: absent means "not measured", never zero).
+ */
+export interface ResourceFacts {
+  /** CPU time (user + system) of all the command's processes together, in ms. */
+  cpuMs?: number
+  /** The highest memory use of the command's processes together (their cgroup's peak), in bytes. */
+  peakMemoryBytes?: number
+  /** Limits the command reached; absent when it reached none (or the executor cannot tell). */
+  limitReached?: LimitReached
+}
+
+/** Limits a command reached, each with its value. */
+export interface LimitReached {
+  /** The memory limit, in bytes: set only when the kernel killed a process of the command for reaching it. */
+  memoryBytes?: number
+  /** The process limit: set only when the kernel refused a fork (or clone) of the command for reaching it. */
+  processes?: number
 }
 
 /** The result of a foreground `run`. */
@@ -174,6 +201,12 @@ export interface BashRunResult {
   leftoverProcesses: number
   /** Present only for executors that confine. */
   sandbox?: SandboxFacts
+  /** CPU time of the command's processes, in ms; present where the executor measures it (see `ResourceFacts`). */
+  cpuMs?: number
+  /** The command's peak memory, in bytes; present where the executor measures it (see `ResourceFacts`). */
+  peakMemoryBytes?: number
+  /** The limits the command reached; absent when none (see `ResourceFacts`). Never set for a yielded run. */
+  limitReached?: LimitReached
   /**
    * Set only when the run yielded (`spec.yieldAfterMs`): the id of the background task the
    * still-running command became. Then `exitCode` and `signal` are null, `timedOut`, `aborted` are
@@ -213,6 +246,12 @@ export interface BashTask {
    * before `onTaskDone` listeners run. Only executors that confine set it; never set while running.
    */
   readonly sandbox?: SandboxFacts
+  /** CPU time of the ended task's processes, in ms, where measured; set with the end, like `sandbox`. */
+  readonly cpuMs?: number
+  /** The ended task's peak memory, in bytes, where measured; set with the end. */
+  readonly peakMemoryBytes?: number
+  /** The limits the ended task reached; absent when none. Set with the end. */
+  readonly limitReached?: LimitReached
   /**
    * True when the task runs in a pseudo-terminal (started with `interactive`): it takes input
    * (`BashExecutor.write`) and its reads are terminal text. Never changes.
