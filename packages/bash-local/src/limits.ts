@@ -174,18 +174,29 @@ export class CommandResources {
       const usec = field(read(join(v2, 'cpu.stat')), 'usage_usec')
       if (usec !== undefined) facts.cpuMs = Math.round(usec / 1000)
     }
+    // A limit counts as reached only when the kill (or refusal) came from this command's own limit:
+    // an OOM kill while its usage hit its own maximum (not the machine's or an enclosing cgroup's).
     const memory1 = this.v1Dirs.get('memory')
     if (v2 && this.v2.has('memory')) {
       const peak = read(join(v2, 'memory.peak')).trim()
       if (/^\d+$/.test(peak)) facts.peakMemoryBytes = Number(peak)
-      if ((field(read(join(v2, 'memory.events')), 'oom_kill') ?? 0) > 0 && this.limits.memory !== undefined) reached.memoryBytes = this.limits.memory
+      const events = read(join(v2, 'memory.events'))
+      if (this.limits.memory !== undefined && (field(events, 'oom_kill') ?? 0) > 0 && (field(events, 'max') ?? 0) > 0) reached.memoryBytes = this.limits.memory
     } else if (memory1) {
       const peak = read(join(memory1, 'memory.max_usage_in_bytes')).trim()
       if (/^\d+$/.test(peak)) facts.peakMemoryBytes = Number(peak)
-      if ((field(read(join(memory1, 'memory.oom_control')), 'oom_kill') ?? 0) > 0 && this.limits.memory !== undefined) reached.memoryBytes = this.limits.memory
+      const kills = field(read(join(memory1, 'memory.oom_control')), 'oom_kill') ?? 0
+      // v1 has no event for "the limit was hit" that this kernel keeps (memory.failcnt stayed 0 at an
+      // OOM kill at the limit, measured on 6.18): the peak standing at the limit says it.
+      const limit = this.limits.memory
+      if (limit !== undefined && kills > 0 && facts.peakMemoryBytes !== undefined && facts.peakMemoryBytes >= limit - Math.max(2 ** 20, limit / 100)) reached.memoryBytes = limit
     }
+    // A refused fork while the command's own count stood at its limit (pids.peak where the kernel has it).
     const pidsDir = v2 && this.v2.has('pids') ? v2 : this.v1Dirs.get('pids')
-    if (pidsDir && this.limits.pids !== undefined && (field(read(join(pidsDir, 'pids.events')), 'max') ?? 0) > 0) reached.processes = this.limits.pids
+    if (pidsDir && this.limits.pids !== undefined && (field(read(join(pidsDir, 'pids.events')), 'max') ?? 0) > 0) {
+      const peak = read(join(pidsDir, 'pids.peak')).trim()
+      if (!/^\d+$/.test(peak) || Number(peak) >= this.limits.pids) reached.processes = this.limits.pids
+    }
     if (Object.keys(reached).length > 0) facts.limitReached = reached
     return facts
   }

@@ -79,13 +79,21 @@ export interface StdioServer extends Connected {
   stderr(): string
 }
 
-/** Starts `node dist/main.js mcp ARGS` and connects the SDK client over stdio. */
-export async function startStdio(args: string[] = [], options: { cwd?: string; capabilities?: Record<string, unknown> } = {}): Promise<StdioServer> {
+/**
+ * Starts `node dist/main.js mcp ARGS` and connects the SDK client over stdio. `env` adds to the
+ * environment; `wrap` gives the command line to run instead (given node's: an outer cgroup, strace).
+ */
+export async function startStdio(
+  args: string[] = [],
+  options: { cwd?: string; capabilities?: Record<string, unknown>; env?: Record<string, string>; wrap?: (argv: string[]) => string[] } = {},
+): Promise<StdioServer> {
+  const argv = [process.execPath, MAIN, 'mcp', ...args]
+  const [command, ...rest] = options.wrap ? options.wrap(argv) : argv
   const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: [MAIN, 'mcp', ...args],
+    command,
+    args: rest,
     cwd: options.cwd ?? ROOT,
-    env: { ...(process.env as Record<string, string>) },
+    env: { ...(process.env as Record<string, string>), ...(options.env ?? {}) },
     stderr: 'pipe',
   })
   let err = ''
