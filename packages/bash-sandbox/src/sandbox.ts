@@ -40,10 +40,17 @@ export function bridgeBinary(): string | undefined {
 export class BwrapSandbox {
   /** Why confined commands are refused; set by `probe`. */
   unavailableReason: string | undefined
-  /** The seccomp program, held in memory (never reopened by a path a command could reach). */
-  private seccomp?: SeccompProgram
+  /**
+   * The seccomp programs, held in memory (never reopened by a path a command could reach): `off`
+   * for the network off and for proxy mode (only the bridge may create Unix sockets), `on` for the
+   * host's network.
+   */
+  private readonly seccomp: { off?: SeccompProgram; on?: SeccompProgram } = {}
   private readonly guards = new GuardRegistry()
-  /** The egress proxy (proxy mode only). */
+  /**
+   * The egress proxy: with `network: { allow, deny, hosts }`; with `network: true` too, for the
+   * commands of a session that narrows it with lists of its own (`spec.network`).
+   */
   readonly proxy?: EgressProxy
   /** The empty file of mode 0000 bound over masked files; made by `probe`. */
   private unreadableFile?: string
@@ -59,6 +66,8 @@ export class BwrapSandbox {
     const network = settings.config.network
     if (typeof network === 'object') {
       this.proxy = new EgressProxy({ rules: { allow: network.allow, deny: network.deny, owner: "the server's" }, hosts: network.hosts })
+    } else if (network === true) {
+      this.proxy = new EgressProxy({ rules: { allow: [], deny: [], owner: "the server's" }, hosts: {} })
     }
   }
 
@@ -92,21 +101,22 @@ export class BwrapSandbox {
     const unreadable = join(options.privateDir, 'dsh-bash-unreadable')
     try {
       // Proxy mode keeps the network-off filter: only the bridge may create Unix sockets.
+      this.seccomp.off = SeccompProgram.create(buildSeccompFilter({ network: false }), options.privateDir)
       filter = buildSeccompFilter({ network: networkKind(config.network) === 'on' })
-      this.seccomp = SeccompProgram.create(filter, options.privateDir)
+      if (networkKind(config.network) === 'on') this.seccomp.on = SeccompProgram.create(filter, options.privateDir)
       writeFileSync(unreadable, '', { mode: 0, flag: 'wx' })
       this.unreadableFile = unreadable
     } catch (error) {
       return `${UNAVAILABLE_PREFIX}: ${(error as Error).message}`
     }
     let proxy: ProxyPlan | undefined
-    if (this.proxy) {
+    if (networkKind(config.network) === 'proxy') {
       const bridgePath = bridgeBinary()
       if (!bridgePath) return `${UNAVAILABLE_PREFIX}: egress by domain needs the network bridge, which is not built for ${process.platform}-${process.arch} (native/dsh-netbridge-linux-<arch>)`
       // The probe's bridge never connects: any file stands in for the socket.
       proxy = { bridgePath, socketPath: unreadable, env: {} }
     }
-    const seccomp = this.seccomp
+    const seccomp = this.seccomp.on ?? this.seccomp.off
     const reason = probeBwrap({
       bwrapPath,
       shellPath: options.shellPath,
@@ -120,7 +130,8 @@ export class BwrapSandbox {
 
   /** Lets the seccomp program go (the executor's disposal, once no command runs). */
   release(): void {
-    this.seccomp?.release()
+    this.seccomp.off?.release()
+    this.seccomp.on?.release()
     this.proxy?.close()
   }
 
@@ -160,11 +171,17 @@ export class BwrapSandbox {
         skip: (path) => (isWithin(path, '/tmp') && !isWithin(path, workspaceRoot)) || hidden.some((dir) => isWithin(path, dir)),
       })
       checkWorkdirReadable(spec.workdir, workdirReal, masks)
+      // The network of this launch: the configured one, unless a session's lists narrow the host's
+      // network down to the proxy's (with the network off, there is nothing to narrow).
+      const configured = networkKind(config.network)
+      const network = configured === 'on' && spec.network !== undefined ? 'proxy' : configured
+      const bridgePath = network === 'proxy' ? bridgeBinary() : undefined
+      if (network === 'proxy' && !bridgePath) throw new Error(`egress by domain needs the network bridge, which is not built for ${process.platform}-${process.arch}`)
       const statusPath = join(privateDir, `dsh-bash-${label}-bwrap.json`)
       // Handed to bwrap as fd 3 (`--json-status-fd 3`), fd 4 (`--seccomp 4`), then the protections.
       fds.push(openStatusFile(statusPath))
       cleanup.push(() => removeFile(statusPath))
-      fds.push(this.seccomp!.open())
+      fds.push((network === 'on' ? this.seccomp.on : this.seccomp.off)!.open())
       let protections: GitProtection[] = []
       if (mode === 'workspace-write') {
         const git = findGitMetadata(workspaceRoot)
@@ -178,16 +195,17 @@ export class BwrapSandbox {
       }
       let proxy: ProxyPlan | undefined
       let launch: ProxyLaunch | undefined
-      if (this.proxy) {
+      if (network === 'proxy' && this.proxy) {
         const socketPath = join(privateDir, `dsh-bash-${label}-proxy.sock`)
-        launch = this.proxy.listen(socketPath)
+        const session = spec.network ? [{ allow: spec.network.allow ?? [], deny: spec.network.deny ?? [], owner: "the session's" }] : []
+        launch = this.proxy.listen(socketPath, session)
         const opened = launch
         cleanup.push(() => opened.close())
-        proxy = { bridgePath: bridgeBinary()!, socketPath, env: proxyEnvironment({ ...process.env, ...spec.env }) }
+        proxy = { bridgePath: bridgePath!, socketPath, env: proxyEnvironment({ ...process.env, ...spec.env }) }
       }
       const args = bwrapArgs({
         mode,
-        network: networkKind(config.network) === 'on',
+        network: network === 'on',
         workspaceRoot,
         protections,
         workdir: spec.workdir,

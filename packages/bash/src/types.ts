@@ -31,6 +31,12 @@ export interface BashExecRequest {
   /** Requested sandbox mode; ignored by executors that do not confine. */
   sandboxMode?: SandboxMode
   /**
+   * Egress rules of the caller (a session's): host patterns as the executor's own. They narrow the
+   * executor's, never widen them: a host must pass both. Honoured by executors with an egress proxy
+   * (the sandbox); ignored by the others. Validated by `resolve`.
+   */
+  network?: EgressRules
+  /**
    * Live output of a foreground `run`, for progress displays: called with each decoded piece of
    * text as it arrives (never split inside a character). For trusted in-process callers; a throw is
    * ignored. Never called by `start` (background output is read with `readOutput`). It changes
@@ -58,6 +64,15 @@ export interface BashExecRequest {
    * command without one.
    */
   interactive?: boolean
+}
+
+/**
+ * Egress rules: host patterns (`example.com`; `*.example.com` for every name below it; an IP
+ * address). `deny` wins over `allow`; an empty or absent `allow` allows every host not denied.
+ */
+export interface EgressRules {
+  readonly allow?: readonly string[]
+  readonly deny?: readonly string[]
 }
 
 /** The fixed terminal size of interactive tasks (columns). */
@@ -110,6 +125,8 @@ export interface BashExecSpec {
   readonly env?: Readonly<Record<string, string>>
   /** The effective sandbox mode, or undefined for executors that do not confine (the key is always present). */
   readonly sandboxMode: SandboxMode | undefined
+  /** The caller's egress rules, validated (see `BashExecRequest.network`); absent: none. */
+  readonly network?: EgressRules
   /** Live output listener of a foreground run (see `BashExecRequest.onOutput`). */
   readonly onOutput?: OutputListener
   /** Yield time of a foreground run (see `BashExecRequest.yieldAfterMs`); absent: never yields. */

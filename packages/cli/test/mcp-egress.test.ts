@@ -222,3 +222,86 @@ describe.skipIf(reason !== undefined)('dsh-bash mcp --executor sandbox: secrets 
     }
   }, 60_000)
 })
+
+describe.skipIf(reason !== undefined)('a session\'s egress rules (capabilities.experimental["dsh-bash"].network) narrow the server\'s, never widen them', () => {
+  let dir: string
+  let web: Recorder
+
+  beforeAll(async () => {
+    dir = realpathSync(mkdtempSync('/var/tmp/dsh-e2e-session-egress-'))
+    web = await recorder('web')
+  })
+
+  afterAll(() => {
+    web?.server.close()
+    if (dir) rmSync(dir, { recursive: true, force: true })
+  })
+
+  const hosts = ['--add-host', 'a.test:127.0.0.1', '--add-host', 'b.test:127.0.0.1', '--add-host', 'c.test:127.0.0.1']
+
+  it('the server allows a.test and b.test; the session only a.test, then c.test (refused all the same)', async () => {
+    const server = await startStdio(['--executor', 'sandbox', '--workdir', dir, '--allow-domain', 'a.test', '--allow-domain', 'b.test', ...hosts], {
+      capabilities: { experimental: { 'dsh-bash': { network: { allow: ['a.test'] } } } },
+    })
+    try {
+      const result = await bash(server.client, `curl -fsS http://a.test:${web.port}/a; curl -sS http://b.test:${web.port}/b`)
+      expect(result.texts[0]).toBe("page of web\ndsh-bash sandbox proxy: network access to b.test denied: it is not in the session's allow list (a.test)\n[sandbox: network access to b.test denied]")
+    } finally {
+      await server.close()
+    }
+    const wider = await startStdio(['--executor', 'sandbox', '--workdir', dir, '--allow-domain', 'a.test', '--allow-domain', 'b.test', ...hosts], {
+      capabilities: { experimental: { 'dsh-bash': { network: { allow: ['c.test'] } } } },
+    })
+    try {
+      const result = await bash(wider.client, `curl -sS http://c.test:${web.port}/c`)
+      expect(result.texts[0]).toBe("dsh-bash sandbox proxy: network access to c.test denied: it is not in the server's allow list (a.test, b.test)\n[sandbox: network access to c.test denied]")
+    } finally {
+      await wider.close()
+    }
+    expect(web.requests).toEqual([`GET a.test:${web.port} /a`])
+  }, 60_000)
+
+  it('with --network on, a session with lists gets the proxy instead of the host\'s network; the control session keeps the host\'s', async () => {
+    const narrowed = await startStdio(['--executor', 'sandbox', '--workdir', dir, '--network', 'on'], {
+      capabilities: { experimental: { 'dsh-bash': { network: { allow: ['127.0.0.1'] } } } },
+    })
+    try {
+      // NO_PROXY names 127.0.0.1 (inside, that is the sandbox's own loopback): --noproxy '' sends it to the proxy all the same.
+      const result = await bash(narrowed.client, `curl -fsS --noproxy '' http://127.0.0.1:${web.port}/proxied && curl -sS --noproxy '*' http://127.0.0.1:${web.port}/direct`)
+      expect(result.texts[0]).toMatch(/^page of web\n\[stderr\]\ncurl: \(7\) Failed to connect to 127\.0\.0\.1 port \d+.*\n\[exit code: 7\]$/)
+    } finally {
+      await narrowed.close()
+    }
+    const open = await startStdio(['--executor', 'sandbox', '--workdir', dir, '--network', 'on'])
+    try {
+      const result = await bash(open.client, `curl -sS --noproxy '*' http://127.0.0.1:${web.port}/direct`)
+      expect(result.texts[0]).toBe('page of web\n')
+    } finally {
+      await open.close()
+    }
+  }, 60_000)
+
+  it('malformed session rules, or a server without a sandbox, fail every call of the session with the reason', async () => {
+    const bad = await startStdio(['--executor', 'sandbox', '--workdir', dir], { capabilities: { experimental: { 'dsh-bash': { network: { allow: 'a.test' } } } } })
+    try {
+      expect(await bash(bad.client, 'true')).toEqual({
+        texts: ['Error: the client asked for session egress rules {"allow":"a.test"}; expected { allow?: [host patterns], deny?: [host patterns] }'],
+        isError: true,
+      })
+    } finally {
+      await bad.close()
+    }
+    const pattern = await startStdio(['--executor', 'sandbox', '--workdir', dir], { capabilities: { experimental: { 'dsh-bash': { network: { deny: ['http://x'] } } } } })
+    try {
+      expect(await bash(pattern.client, 'true')).toEqual({ texts: ['Error: invalid network: deny: expected a host name, *.domain or an IP address, got "http://x"'], isError: true })
+    } finally {
+      await pattern.close()
+    }
+    const local = await startStdio(['--workdir', dir], { capabilities: { experimental: { 'dsh-bash': { network: { allow: ['a.test'] } } } } })
+    try {
+      expect(await bash(local.client, 'true')).toEqual({ texts: ["Error: the client asked for session egress rules, but this server's executor does not use a sandbox"], isError: true })
+    } finally {
+      await local.close()
+    }
+  }, 60_000)
+})
