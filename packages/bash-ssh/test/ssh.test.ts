@@ -36,6 +36,12 @@ describe('config', () => {
     expect(describeNote('still 16:marker:S:x +7')).toBe('16 x (state S, outside the group, carrying its marker), and 7 more')
   })
 
+  it('limits: memory and pids only (rlimits have no cpu or tmp)', () => {
+    expect(parseSshConfig({ hosts: [host], limits: { memory: '1G', pids: 100 } }).limits).toEqual({ memory: 2 ** 30, pids: 100 })
+    expect(() => parseSshConfig({ hosts: [host], limits: { cpu: 1 } })).toThrow('limits: an SSH host takes memory and pids only (rlimits; there is none for cpu or tmp)')
+    expect(() => parseSshConfig({ hosts: [host], limits: { memory: 'lots' } })).toThrow('memory must be a positive size such as 512M or 4G, got "lots"')
+  })
+
   it('names the bad key', () => {
     expect(() => parseSshConfig({})).toThrow(/invalid ssh executor config: hosts must be a list/)
     expect(() => parseSshConfig({ hosts: [] })).toThrow(/hosts must list at least one host/)
@@ -178,6 +184,15 @@ describe.skipIf(skip !== undefined)('against real sshd servers', () => {
       expect(pgid).toBe(pid)
       expect(sid).toBe(pid)
       expect(rest.join('\n')).toBe(`no-tty\n1 dumb cat 0\ndropped visible\n${TEST_USER}\n`)
+    })
+
+    it('limits become the remote rlimits before the command runs (issue 27): memory per process (ulimit -v), processes per user (ulimit -u)', async () => {
+      const limited = await executor({ limits: { memory: '256M', pids: 200 } })
+      const result = await run(limited, `ulimit -v; ulimit -u; python3 -c 'b = [b"x" * 2**20 for _ in range(400)]' 2>&1 | tail -1`)
+      expect(result.stdout.text).toBe(`${256 * 1024}\n200\nMemoryError\n`)
+      // The control: without limits, the same host has none.
+      const open = await executor()
+      expect((await run(open, 'ulimit -v')).stdout.text).toBe('unlimited\n')
     })
 
     it('a trusted caller env wins; stdin is /dev/null by default', async () => {
