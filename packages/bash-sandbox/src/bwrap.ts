@@ -304,5 +304,6 @@ export function probeBwrap(options: {
   if (status.exitCode === undefined) {
     return `bwrap cannot create a sandbox here (user namespaces may be disabled): ${said || `exit code ${result.status}`}`
   }
+  if (options.proxy && status.exitCode === 3) return 'the network bridge of egress by domain did not put the command under the seccomp program (Seccomp is not 2 in /proc/self/status)'
   return `a test command in the sandbox failed with exit code ${status.exitCode}${said ? `: ${said}` : ''}`
 }
