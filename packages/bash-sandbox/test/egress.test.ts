@@ -241,6 +241,16 @@ describe.skipIf(reason !== undefined)('proxy mode in the real sandbox: the bridg
     expect({ timedOut: timed.timedOut, exitCode: timed.exitCode, out: timed.stdout.text }).toEqual({ timedOut: true, exitCode: 0, out: 'trapped\n' })
   })
 
+  it('a foreground run that yields to the background carries its denied hosts and resource facts as a task', async () => {
+    const result = await run(`sleep 1; curl -fsS http://other.test:${port}/late`, { yieldAfterMs: 200 })
+    expect(result.yieldedTo).toBeDefined()
+    expect(result.sandbox).toBeUndefined()
+    const task = instance.executor.get(result.yieldedTo!)!
+    await task.done
+    expect(task.sandbox?.deniedHosts).toEqual(['other.test'])
+    expect(task.cpuMs).toBeGreaterThanOrEqual(0)
+  })
+
   it('a background task in proxy mode ends when its processes do, with its denied hosts', async () => {
     const task = instance.executor.start(instance.executor.resolve({ command: `curl -fsS http://web.test:${port}/; curl -fsS http://other.test:${port}/` }))
     await task.done
