@@ -165,13 +165,17 @@ describe.skipIf(reason !== undefined)('attacks on the masks (real bwrap)', () =>
   it.runIf(ownV1Directory('pids') !== undefined)('the command cannot raise its own limit or leave its cgroup: /sys/fs/cgroup is read-only inside', async () => {
     const limited = await createSandbox({ workspaceRoot: ws, cwd: ws, limits: { pids: 50 } })
     const own = ownV1Directory('pids')!
-    // Every command cgroup of this executor (its own among them), and the way out.
+    // Every command cgroup of executors under this server (its own among them: inside, the cgroup
+    // namespace hides which one), and the way out.
     const attack = `for f in ${own}/dsh-bash-*/*/pids.max; do echo max 2>/dev/null > "$f" && echo "raised"; done; echo 0 2>/dev/null > ${own}/cgroup.procs && echo escaped; true`
+    // The control, unconfined, touches only its own cgroup (other tests' executors run beside it).
+    const mount = ownV1Directory('pids', undefined, '1:pids:/')
+    const control = `echo max > "${mount}$(sed -n 's/^[0-9]*:pids://p' /proc/self/cgroup)/pids.max" && echo raised; echo 0 > ${own}/cgroup.procs && echo escaped`
     try {
       const result = await limited.executor.run(limited.executor.resolve({ command: attack }))
       expect(result.stdout.text).toBe('')
-      // The control: unconfined, the same lines do it (the local executor's documented limit).
-      const open = await limited.executor.run(limited.executor.resolve({ command: attack, sandboxMode: 'danger-full-access' }))
+      // The control: unconfined, the same writes succeed (the local executor's documented limit).
+      const open = await limited.executor.run(limited.executor.resolve({ command: control, sandboxMode: 'danger-full-access' }))
       expect(open.stdout.text).toBe('raised\nescaped\n')
     } finally {
       await limited.dispose()
