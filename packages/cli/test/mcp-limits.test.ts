@@ -36,7 +36,9 @@ const ALLOCATE_30G = `python3 -c 'b = [b"x" * 2**20 for _ in range(30 * 1024)]'`
 async function serverIn(limits: { memoryBytes: number; pids: number }, args: string[], workdir: string): Promise<{ server: StdioServer; safety: SafetyCgroup; stop(): Promise<void> }> {
   const safety = safetyCgroup(limits)
   if ('reason' in safety) throw new Error(safety.reason)
-  const server = await startStdio(['--executor', 'sandbox', '--workdir', workdir, ...args], { wrap: safety.wrap })
+  // The calls wait for their command (no yield to the background after 50 s: beside busy loops the
+  // 30 GB allocation took longer to reach its limit); every limit keeps its default.
+  const server = await startStdio(['--executor', 'sandbox', '--workdir', workdir, '--yield-after', '0', ...args], { wrap: safety.wrap })
   return {
     server,
     safety,
