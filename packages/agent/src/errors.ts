@@ -1,4 +1,4 @@
-import { CALLER_ERROR, codedError, hasCode } from '@deepseek-ai/dsh-tools'
+import { CALLER_ERROR, codedError, hasCode } from '@deepseek-ai/dsh-tools/errors'
 
 /**
  * Every error the agent package raises on purpose: a stable `code` to match on, the message for

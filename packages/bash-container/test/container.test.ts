@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { Context } from 'cordis'
 import { afterAll, describe, expect, it, vi } from 'vitest'
-import { BASH_ERROR } from '@deepseek-ai/dsh-bash'
+import { BASH_ERROR, DEFAULT_SECRET_PATTERNS } from '@deepseek-ai/dsh-bash'
 import { CONTAINER_ERROR, ContainerExecutor, type ContainerExecutorConfigInput, EngineClient, LABEL_EXECUTOR, LABEL_SERVER, sweepDeadServers } from '../src/index.js'
 import { containerFixture, containersWithLabel, createdAndDestroyed, ENGINE_URL, TEST_IMAGE, unavailableReason } from './docker.js'
 
@@ -30,6 +30,14 @@ describe.skipIf(skip !== undefined)('container executor: sessions, confinement, 
     await run(bash, 'echo secret > /tmp/only-a', { owner: 'a' })
     expect((await run(bash, 'cat /tmp/only-a', { owner: 'b' })).exitCode).not.toBe(0)
     expect(containersWithLabel(label)).toHaveLength(3)
+  })
+
+  it("secret-looking variables are removed by whole name parts in the container too; !NAME keeps one", async () => {
+    const env = { DSH_TEST_API_TOKEN: 'hunter2', MONKEY: 'm', TOKENIZERS_PARALLELISM: 'false' }
+    const probe = 'echo "${DSH_TEST_API_TOKEN-dropped} ${MONKEY-} ${TOKENIZERS_PARALLELISM-}"'
+    expect((await run(await create({ env }), probe)).stdout.text).toBe('dropped m false\n')
+    const keep = await create({ env, secretEnvPatterns: [...DEFAULT_SECRET_PATTERNS, '!DSH_TEST_API_TOKEN'] })
+    expect((await run(keep, probe)).stdout.text).toBe('hunter2 m false\n')
   })
 
   it('the workspace is mounted at /workspace; host paths inside it map there', async () => {

@@ -1,4 +1,4 @@
-import { closeSync, openSync, unlinkSync, writeSync } from 'node:fs'
+import { closeSync, constants, openSync, readSync, unlinkSync, writeSync } from 'node:fs'
 import type { CollectedOutput } from '@deepseek-ai/dsh-bash'
 
 export interface CollectorOptions {
@@ -54,6 +54,11 @@ export class OutputCollector {
   #spillFd = -1
   /** Absolute stream offset of the next byte the reader has not seen. */
   #readOffset = 0
+  /**
+   * The last byte trimmed from memory was a newline: the kept tail starts at a line start. Only
+   * meaningful once bytes were trimmed; never says anything about bytes freed by `dispose()`.
+   */
+  #tailStartsLine = false
   #readDecoder = new TextDecoder('utf-8', decoderOptions)
 
   constructor(options: CollectorOptions) {
@@ -164,26 +169,64 @@ export class OutputCollector {
   /**
    * Output since the previous read. Characters split across reads are delivered whole, on the read
    * that completes them (or as U+FFFD when the stream ended in the middle of one).
+   *
+   * A read that finds unread bytes gone (lossy) restarts at the first line start of the kept tail:
+   * the rest of a line whose beginning fell out of memory is dropped with it. Delivered, it reads
+   * as a line of its own: `13014` cut to `014` read as `14` right after `12768`, output that seemed
+   * to go backwards (issue 25, item 10). Only a tail with no line start in it (one line longer than
+   * memory) restarts at a character boundary instead.
    */
   read(): CollectorRead {
-    let from = this.#readOffset
     let lossy = false
     let bytes: Buffer
-    if (from < this.#start) {
+    if (this.#readOffset < this.#start) {
       lossy = true
       bytes = this.#slice(this.#start)
-      // The decoder's pending state belongs to bytes that are gone: start over at a character boundary.
+      // The decoder's pending state belongs to bytes that are gone: start over.
       this.#readDecoder = new TextDecoder('utf-8', decoderOptions)
-      bytes = bytes.subarray(leadingContinuationBytes(bytes))
-      from = this.#start
+      bytes = bytes.subarray(this.#tailStartsLine ? 0 : restartAfterLoss(bytes))
     } else {
-      bytes = this.#slice(from)
+      bytes = this.#slice(this.#readOffset)
     }
     this.#readOffset = this.#total
     let text = this.#readDecoder.decode(bytes, { stream: !this.#ended })
     if (this.#ended) this.#readDecoder = new TextDecoder('utf-8', decoderOptions)
     text = scrubNul(text)
     return { text, lossy }
+  }
+
+  /**
+   * Bytes `offset`…`offset + length` of the complete stream so far, from the spill file when there
+   * is an intact one, else from memory when it still holds the stream from its first byte;
+   * undefined when neither has it (the stream overflowed without a file). Clamped to what exists.
+   */
+  readRange(offset: number, length: number): Buffer | undefined {
+    const end = Math.min(this.#total, offset + length)
+    if (offset >= end) return this.#spillState === 'writing' || this.#spillState === 'closed' || this.#start === 0 ? Buffer.alloc(0) : undefined
+    if (this.#spillState === 'writing' || this.#spillState === 'closed') return this.#readFile(offset, end - offset)
+    if (this.#start !== 0) return undefined
+    return Buffer.from(this.#slice(0).subarray(offset, end))
+  }
+
+  /** Reads from the spill file (written synchronously, so it holds `#total` bytes). */
+  #readFile(offset: number, length: number): Buffer | undefined {
+    let fd = -1
+    try {
+      // Our own file in our private directory; O_NOFOLLOW in case anything replaced it with a link.
+      fd = openSync(this.#spillPath!, constants.O_RDONLY | constants.O_NOFOLLOW)
+      const out = Buffer.alloc(length)
+      let got = 0
+      while (got < length) {
+        const n = readSync(fd, out, got, length - got, offset + got)
+        if (n === 0) break
+        got += n
+      }
+      return got === length ? out : out.subarray(0, got)
+    } catch {
+      return undefined
+    } finally {
+      if (fd >= 0) closeSync(fd)
+    }
   }
 
   /** Frees memory and deletes the spill file unless configured to keep it. Idempotent. */
@@ -257,7 +300,9 @@ export class OutputCollector {
         this.#chunks.shift()
         this.#keptBytes -= first.length
         excess -= first.length
+        if (excess === 0) this.#tailStartsLine = first[first.length - 1] === LF
       } else {
+        this.#tailStartsLine = first[excess - 1] === LF
         // Keep a view while it uses most of its memory; copy only when the view would pin a buffer
         // much larger than what it keeps. Copying every time cost ~1 s of CPU per GB of output
         // (one 64 KB copy per pipe read), and only the first chunk is ever partial, so memory
@@ -283,6 +328,18 @@ export class OutputCollector {
 function writeFully(fd: number, bytes: Uint8Array): void {
   let offset = 0
   while (offset < bytes.length) offset += writeSync(fd, bytes, offset, bytes.length - offset)
+}
+
+const LF = 0x0a
+
+/**
+ * Where a read resumes in a tail whose first line lost its beginning: just after the first newline
+ * (a newline byte is never part of a multi-byte character), or, with none, at the first character
+ * boundary.
+ */
+function restartAfterLoss(tail: Uint8Array): number {
+  const newline = tail.indexOf(LF)
+  return newline >= 0 ? newline + 1 : leadingContinuationBytes(tail)
 }
 
 /** UTF-8 continuation bytes (10xxxxxx) at the start of a tail: the rest of a character cut off in front. */

@@ -1,7 +1,7 @@
 import { isAbsolute, resolve as resolvePath } from 'node:path'
 import { z } from 'zod'
 import { BASH_ERROR, type BashExecRequest, type BashExecSpec, codedError, type SandboxMode } from '@deepseek-ai/dsh-bash'
-import { DEFAULT_SECRET_PATTERNS } from './env.js'
+import { DEFAULT_SECRET_PATTERNS, SECRET_PATTERN_SYNTAX } from './env.js'
 
 /** A positive integer setting; every message names the key (`readyTimeoutMs must be positive`). */
 export const positiveInt = (name: string) =>
@@ -48,8 +48,13 @@ export const executorConfigShape = {
   maxCommandBytes: positiveInt('maxCommandBytes').default(1024 * 1024),
   /** How long a foreground call waits for the pipes after the main process exited (ms). */
   drainMs: duration('drainMs', nonNegativeInt('drainMs')).default(1_500),
-  /** Name fragments of secret-looking variables removed from the environment (case-insensitive). */
-  secretEnvPatterns: z.array(z.string()).default([...DEFAULT_SECRET_PATTERNS]),
+  /**
+   * Variables removed from every command's environment: globs over the whole name (`*_TOKEN`,
+   * case-insensitive), and `!NAME` entries keeping one variable (env.ts, DEFAULT_SECRET_PATTERNS).
+   */
+  secretEnvPatterns: z
+    .array(z.string().regex(SECRET_PATTERN_SYNTAX, 'secretEnvPatterns entries are globs of letters, digits, _ and *, or !NAME'))
+    .default([...DEFAULT_SECRET_PATTERNS]),
 }
 
 export const executorConfigSchema = z.object(executorConfigShape).strict()

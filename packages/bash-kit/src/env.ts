@@ -1,4 +1,4 @@
-import { BASH_ERROR, codedError } from '@deepseek-ai/dsh-bash'
+import { BASH_ERROR, codedError, DEFAULT_SECRET_PATTERNS, secretRules } from '@deepseek-ai/dsh-bash'
 
 /** Variables every command gets, so that nothing waits for a person or paints the output. */
 export const NON_INTERACTIVE_ENV: Readonly<Record<string, string>> = Object.freeze({
@@ -11,8 +11,7 @@ export const NON_INTERACTIVE_ENV: Readonly<Record<string, string>> = Object.free
   DEBIAN_FRONTEND: 'noninteractive',
 })
 
-/** Name fragments of variables that look like secrets (matched case-insensitively). */
-export const DEFAULT_SECRET_PATTERNS: readonly string[] = Object.freeze(['KEY', 'SECRET', 'TOKEN', 'PASSWORD'])
+export { DEFAULT_SECRET_PATTERNS, SECRET_PATTERN_SYNTAX, secretRules } from '@deepseek-ai/dsh-bash'
 
 // The executors' own control variables, set on a command by the executor itself.
 
@@ -31,7 +30,7 @@ export const BASH_ENV_NEXT_VARIABLE = 'DSH_BASH_ENV_NEXT'
 const NEVER_INHERITED = new Set(['BASH_ENV', 'ENV', MARKER_VARIABLE, CGROUP_VARIABLE, BASH_ENV_NEXT_VARIABLE])
 
 export interface EnvironmentOptions {
-  /** Name fragments of secret-looking variables to drop (case-insensitive). */
+  /** Secret variables to drop: globs over the whole name and `!NAME` exemptions (DEFAULT_SECRET_PATTERNS). */
   secretPatterns?: readonly string[]
   /** A trusted caller's variables: they win over everything. */
   overrides?: Readonly<Record<string, string>>
@@ -39,8 +38,8 @@ export interface EnvironmentOptions {
 
 /** Returns true when a variable name looks like a secret under the given patterns. */
 export function looksSecret(name: string, patterns: readonly string[] = DEFAULT_SECRET_PATTERNS): boolean {
-  const upper = name.toUpperCase()
-  return patterns.some((pattern) => pattern !== '' && upper.includes(pattern.toUpperCase()))
+  const { globs, keep } = secretRules(patterns)
+  return !keep.has(name) && globs.some((glob) => glob.test(name))
 }
 
 /**
@@ -48,10 +47,11 @@ export function looksSecret(name: string, patterns: readonly string[] = DEFAULT_
  * non-interactive defaults, plus the trusted caller's overrides.
  */
 export function buildEnvironment(base: NodeJS.ProcessEnv, options: EnvironmentOptions = {}): Record<string, string> {
-  const patterns = options.secretPatterns ?? DEFAULT_SECRET_PATTERNS
+  const { globs, keep } = secretRules(options.secretPatterns ?? DEFAULT_SECRET_PATTERNS)
   const env: Record<string, string> = {}
   for (const [name, value] of Object.entries(base)) {
-    if (value === undefined || NEVER_INHERITED.has(name) || looksSecret(name, patterns)) continue
+    if (value === undefined || NEVER_INHERITED.has(name)) continue
+    if (!keep.has(name) && globs.some((glob) => glob.test(name))) continue
     env[name] = value
   }
   Object.assign(env, NON_INTERACTIVE_ENV)

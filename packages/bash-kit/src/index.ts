@@ -7,6 +7,8 @@ export {
   BASH_ENV_NEXT_VARIABLE,
   buildEnvironment,
   looksSecret,
+  secretRules,
+  SECRET_PATTERN_SYNTAX,
   type EnvironmentOptions,
 } from './env.js'
 export {
@@ -34,4 +36,4 @@ export { TaskTable, type TaskTableEntry } from './task-table.js'
 export { OutputPair, type OutputPairOptions } from './output-pair.js'
 export { SpillMeter, type SpillThreshold } from './spill-meter.js'
 export { RunStops, type StopCause, stopOnAbort, stopOnDispose, stopOnTimeout, yieldAfter } from './run-stops.js'
-export { type CommandLimits, type CommandLimitsInput, limitsSchema, rlimitLines } from './limits.js'
+export { type CommandLimits, type CommandLimitsInput, limitsSchema } from './limits.js'

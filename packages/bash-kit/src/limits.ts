@@ -34,22 +34,3 @@ export const limitsSchema = z
 /** The validated limits (sizes in bytes). */
 export type CommandLimits = z.output<typeof limitsSchema>
 export type CommandLimitsInput = z.input<typeof limitsSchema>
-
-/**
- * bash lines that set the per-process rlimits standing in for `limits` where no cgroup can hold
- * them (hard and soft, so the command cannot raise them): `memory` as RLIMIT_AS (`ulimit -v`, KiB,
- * each process's address space: a program reserving more than it touches, as Go, Java and
- * sanitizers do, fails sooner), `pids` as RLIMIT_NPROC (`ulimit -u`: the processes of the *user*,
- * everyone's, and not enforced for root). `cpu` and `tmp` have no rlimit. Empty when neither is set.
- * A failing `ulimit` ends the launch (exit 125): a command never runs without a limit it was given.
- */
-export function rlimitLines(limits: Pick<CommandLimits, 'memory' | 'pids'>, options: { memory: boolean; pids: boolean }): string {
-  const lines: string[] = []
-  if (options.memory && limits.memory !== undefined) lines.push(ulimitLine('-v', Math.max(1, Math.floor(limits.memory / 1024))))
-  if (options.pids && limits.pids !== undefined) lines.push(ulimitLine('-u', limits.pids))
-  return lines.join('\n')
-}
-
-function ulimitLine(flag: string, value: number): string {
-  return `ulimit -H -S ${flag} ${value} 2>/dev/null || { echo "dsh-bash: cannot set the limit (ulimit ${flag} ${value})" >&2; exit 125; }`
-}

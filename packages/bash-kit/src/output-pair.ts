@@ -11,6 +11,8 @@ export interface OutputPairOptions {
   dir: string
   /** The launch id (`run-3`, `bash-2`): the spill files are `dsh-bash-<label>-stdout.log` and `-stderr.log`. */
   label: string
+  /** The launch's owner token: who may read its complete output (`readFullOutput`). */
+  owner?: string
   keepSpillFile: boolean
   /**
    * Output of both streams together past which each stream keeps a spill file although memory
@@ -26,8 +28,13 @@ export interface OutputPairOptions {
 export class OutputPair {
   readonly stdout: OutputCollector
   readonly stderr: OutputCollector
+  /** The launch id the pair was made for (a yielded run's task keeps its run's pair). */
+  readonly label: string
+  readonly owner: string | undefined
 
   constructor(options: OutputPairOptions, join: (dir: string, name: string) => string) {
+    this.label = options.label
+    this.owner = options.owner
     const threshold = options.spillAbove
     // Past the threshold both streams spill: a reader cutting to a budget may cut either of them.
     const meter = threshold && new SpillMeter(threshold, () => (this.stdout.requireSpill(), this.stderr.requireSpill()))
@@ -105,7 +112,7 @@ export class OutputPair {
     const spillPaths: BashTaskRead['spillPaths'] = {}
     if (this.stdout.spillPath) spillPaths.stdout = this.stdout.spillPath
     if (this.stderr.spillPath) spillPaths.stderr = this.stderr.spillPath
-    return { delta, lossy: out.lossy || err.lossy, spillPaths }
+    return { delta, streams: { stdout: out.text, stderr: err.text }, screen: false, lossy: out.lossy || err.lossy, spillPaths }
   }
 
   /** The output of a yielded run up to now, consumed: the task's next read continues after it. */

@@ -9,7 +9,13 @@ import {
   type BashRunResult,
   type BashTask,
   type BashTaskRead,
+  type ByteRange,
   type CollectedOutput,
+  type FullOutputInfo,
+  type FullOutputRead,
+  type FullOutputRef,
+  MAX_FULL_OUTPUT_READ,
+  noFullOutputError,
   type ResourceFacts,
   type SandboxFacts,
   type TerminalModes,
@@ -42,6 +48,11 @@ const CORDIS_ORIGINAL = Symbol.for('cordis.original')
  * methods use no caller context (`this.ctx` matters only to `onTaskDone`, which stays proxied), so
  * the public methods below run on the object itself.
  */
+/** The fence of complete outputs: an owned launch's output is its owner's; an unowned one is anyone's. */
+function mayRead(output: OutputPair, owner: string | undefined): boolean {
+  return output.owner === undefined || output.owner === owner
+}
+
 function unproxied<T extends object>(self: T): T {
   return ((self as Record<symbol, unknown>)[CORDIS_ORIGINAL] as T | undefined) ?? self
 }
@@ -92,8 +103,8 @@ export abstract class ProcessExecutor extends BashExecutor {
   private readonly _ownerDirs = new Map<string | undefined, string>()
   private readonly _tasks = new TaskTable<TaskEntry>()
   private readonly _activeRuns = new Set<ActiveRun>()
-  /** Foreground results whose spill files are kept for the model to read, oldest first. */
-  private readonly _runSpills: OutputPair[] = []
+  /** Foreground results whose spill files are kept for the model to read, oldest first, with how the run ended. */
+  private readonly _runSpills: { output: OutputPair; ended: Pick<BashRunResult, 'exitCode' | 'signal' | 'timedOut'> }[] = []
   private _runSeq = 0
   private _shutdown?: Promise<void>
 
@@ -239,6 +250,7 @@ export abstract class ProcessExecutor extends BashExecutor {
           void this._followYielded(entry, ending, () => (stops.timedOut ? `timed out after ${spec.timeoutMs}ms` : undefined))
           const so = output.soFar()
           return {
+            id: identity.id,
             exitCode: null,
             signal: null,
             timedOut: false,
@@ -260,6 +272,7 @@ export abstract class ProcessExecutor extends BashExecutor {
       const out = output.stdout.result()
       const err = output.stderr.result()
       const result: BashRunResult = {
+        id: identity.id,
         exitCode: exit.exitCode,
         signal: exit.signal,
         timedOut: stops.cause === 'timeout',
@@ -274,7 +287,7 @@ export abstract class ProcessExecutor extends BashExecutor {
       if (sandbox) result.sandbox = sandbox
       // Read before `release` (finally, below) frees what they are read from.
       Object.assign(result, usageFields(launched))
-      this._keepRunSpills(output)
+      this._keepRunSpills(output, result)
       return result
     } catch (error) {
       if (!yielded) output.dispose()
@@ -405,7 +418,7 @@ export abstract class ProcessExecutor extends BashExecutor {
     const out = entry.terminal.read()
     const spillPaths: BashTaskRead['spillPaths'] = {}
     if (entry.output.stdout.spillPath) spillPaths.stdout = entry.output.stdout.spillPath
-    return { task: entry.view, delta: out.text, lossy: out.lossy, spillPaths }
+    return { task: entry.view, delta: out.text, streams: { stdout: out.text, stderr: '' }, screen: out.screen, lossy: out.lossy, spillPaths }
   }
 
   async kill(id: string): Promise<boolean> {
@@ -490,7 +503,7 @@ export abstract class ProcessExecutor extends BashExecutor {
       entry.output.dispose()
       entry.terminal?.dispose()
     }
-    for (const pair of this._runSpills) pair.dispose()
+    for (const run of this._runSpills) run.output.dispose()
     this._runSpills.length = 0
     await this.disposeBackend()
     if (!this.config.keepSpillFiles) rmSync(this.spillDir, { recursive: true, force: true })
@@ -550,13 +563,65 @@ export abstract class ProcessExecutor extends BashExecutor {
     }
   }
 
-  private _keepRunSpills(output: OutputPair): void {
+  private _keepRunSpills(output: OutputPair, result: BashRunResult): void {
     if (!output.spilled) {
       output.dispose()
       return
     }
-    this._runSpills.push(output)
-    while (this._runSpills.length > this.config.maxFinishedTasks) this._runSpills.shift()!.dispose()
+    this._runSpills.push({ output, ended: { exitCode: result.exitCode, signal: result.signal, timedOut: result.timedOut } })
+    while (this._runSpills.length > this.config.maxFinishedTasks) this._runSpills.shift()!.output.dispose()
+  }
+
+  readFullOutput(ref: FullOutputRef, range: ByteRange, owner: string | undefined): FullOutputRead {
+    const self = unproxied(this)
+    if (self !== this) return self.readFullOutput(ref, range, owner)
+    const what = 'path' in ref ? JSON.stringify(String(ref.path)) : `${JSON.stringify(String(ref.id))} (${ref.stream ?? 'stdout'})`
+    const found = this._findOutput(ref, owner)
+    if (!found) throw noFullOutputError(what)
+    const collector = found.output[found.stream]
+    const offset = Math.max(0, Math.floor(range.offset))
+    const length = Math.max(0, Math.min(Math.floor(range.length), MAX_FULL_OUTPUT_READ))
+    const data = collector.readRange(offset, length)
+    if (!data) throw noFullOutputError(what)
+    const read: FullOutputRead = { id: found.id, stream: found.stream, size: collector.totalBytes, complete: collector.ended, data }
+    if (found.task) read.task = found.task
+    if (found.ended) read.run = { ...found.ended }
+    return read
+  }
+
+  fullOutputs(owner: string | undefined): FullOutputInfo[] {
+    const self = unproxied(this)
+    if (self !== this) return self.fullOutputs(owner)
+    const infos: FullOutputInfo[] = []
+    for (const { id, output } of this._keptOutputs()) {
+      if (!mayRead(output, owner)) continue
+      for (const stream of ['stdout', 'stderr'] as const) {
+        const collector = output[stream]
+        if (collector.readRange(0, 0) !== undefined && collector.totalBytes > 0) infos.push({ id, stream, size: collector.totalBytes, complete: collector.ended })
+      }
+    }
+    return infos
+  }
+
+  /** Every launch whose output the executor still holds: kept foreground runs, then tasks (oldest first). */
+  private *_keptOutputs(): Generator<{ id: string; output: OutputPair; task?: BashTask; ended?: Pick<BashRunResult, 'exitCode' | 'signal' | 'timedOut'> }> {
+    for (const run of this._runSpills) yield { id: run.output.label, output: run.output, ended: run.ended }
+    for (const entry of this._tasks.entries()) yield { id: entry.view.id, output: entry.output, task: entry.view }
+  }
+
+  /** The kept output a ref names, if `owner` may read it. A yielded run answers to its run id and its task id. */
+  private _findOutput(ref: FullOutputRef, owner: string | undefined) {
+    for (const kept of this._keptOutputs()) {
+      if (!mayRead(kept.output, owner)) continue
+      if ('path' in ref) {
+        for (const stream of ['stdout', 'stderr'] as const) {
+          if (typeof ref.path === 'string' && kept.output[stream].spillPath === ref.path) return { ...kept, stream }
+        }
+      } else if (ref.id === kept.id || ref.id === kept.output.label) {
+        return { ...kept, stream: ref.stream === 'stderr' ? ('stderr' as const) : ('stdout' as const) }
+      }
+    }
+    return undefined
   }
 
   private _output(label: string, owner: string | undefined, interactive = false): OutputPair {
@@ -568,6 +633,7 @@ export abstract class ProcessExecutor extends BashExecutor {
         maxSpillBytes: this.config.maxSpillBytes,
         dir: this.ownerSpillDir(owner),
         label,
+        owner,
         keepSpillFile: this.config.keepSpillFiles,
         // An interactive task's reads are the terminal's text, not the raw stream: their size is not
         // bounded by the stream's (a cursor move prints blank lines, a screen is redrawn), so under a

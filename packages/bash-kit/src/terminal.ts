@@ -24,6 +24,11 @@ export interface TerminalRead {
   text: string
   /** True when lines left the view's memory (scrollback) before they were read, or the screen was erased with them. */
   lossy: boolean
+  /**
+   * True when `text` is the whole current screen under its `[screen <cols>x<rows>]` header (the
+   * alternate buffer was active at this read); false in line mode, whatever the lines say.
+   */
+  screen: boolean
 }
 
 /**
@@ -108,12 +113,12 @@ export class TerminalView {
 
   /** What is new since the previous read (see the class comment). */
   read(): TerminalRead {
-    if (this.#disposed) return { text: '', lossy: false }
+    if (this.#disposed) return { text: '', lossy: false, screen: false }
     if (this.fullScreen) {
       const screen = this.screen()
-      if (screen === this.#lastScreen) return { text: '', lossy: false }
+      if (screen === this.#lastScreen) return { text: '', lossy: false, screen: false }
       this.#lastScreen = screen
-      return { text: screen, lossy: false }
+      return { text: screen, lossy: false, screen: true }
     }
     this.#lastScreen = ''
     return this.#readLines()
@@ -182,7 +187,7 @@ export class TerminalView {
     this.#marker?.dispose()
     this.#marker = this.#term.buffer.active.type === 'normal' ? this.#term.registerMarker(cursorStart - cursorRow) : undefined
     this.#partial = current
-    return { text, lossy }
+    return { text, lossy, screen: false }
   }
 }
 

@@ -244,6 +244,83 @@ describe('OutputCollector: incremental reads', () => {
     expect(readFileSync(spillAt(), 'utf8')).toBe('abcdefghij€€€€xyz')
   })
 
+  it('a lossy read restarts at a line start: the rest of a cut line never reads as a line of its own', () => {
+    // The interleaving of issue 25 (item 10), as the local executor's race test met it under load:
+    // `seq`-like lines, 64,000 bytes of memory, and the pipe delivering 16 pages of whole lines
+    // (65,502 bytes) per chunk. The reader runs once per chunk, then misses one: the kept tail
+    // starts inside line 13014, and its rest `014` used to be delivered right after `12768`.
+    let stream = ''
+    for (let n = 1; n <= 30_000; n++) stream += `${n}\n`
+    const c = collector(64_000)
+    const at = (line: number) => stream.indexOf(`\n${line}\n`) + 1
+    c.write(stream.slice(0, at(12769)))
+    expect(c.read()).toEqual({ text: stream.slice(at(404), at(12769)), lossy: true })
+    c.write(stream.slice(at(12769), at(23681)))
+    // 130,974 bytes written: memory keeps from byte 66,974, three bytes into `13014\n`.
+    expect(stream.slice(at(23681) - 64_000).startsWith('014\n13015\n')).toBe(true)
+    expect(c.read()).toEqual({ text: stream.slice(at(13015), at(23681)), lossy: true })
+    c.write(stream.slice(at(23681), at(23700)))
+    expect(c.read()).toEqual({ text: stream.slice(at(23681), at(23700)), lossy: false })
+  })
+
+  it('any interleaving of writes, reads, end, requireSpill and dispose: each read is the next piece of the stream', () => {
+    // Seeded: the same 300 interleavings every run. Lines of 3–40 bytes in chunks cut anywhere.
+    let seed = 25
+    const random = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed % n)
+    for (let round = 0; round < 300; round++) {
+      const c = collector(1 + random(120), { maxSpillBytes: random(2) ? 1 << 20 : 200 })
+      let stream = ''
+      let line = 0
+      let at = 0
+      for (let step = 0; step < 60; step++) {
+        const action = random(20)
+        if (action < 12) {
+          let chunk = ''
+          for (let k = random(5); k >= 0; k--) chunk += `${line++}:${'x'.repeat(random(36))}\n`
+          const cut = random(chunk.length)
+          c.write(chunk.slice(0, cut))
+          c.write(chunk.slice(cut))
+          if (!c.ended) stream += chunk
+        } else if (action < 18) {
+          const { text, lossy } = c.read()
+          if (lossy) {
+            // Past what was read; at a line start unless no line starts in the kept tail.
+            const restart = stream.length - text.length
+            expect(restart).toBeGreaterThan(at)
+            if (text.includes('\n')) expect(stream[restart - 1]).toBe('\n')
+            at = restart
+          }
+          expect(stream.slice(at, at + text.length)).toBe(text)
+          at += text.length
+        } else if (action === 18) {
+          c.requireSpill()
+        } else {
+          random(2) ? c.end() : c.dispose()
+        }
+      }
+      expect(c.totalBytes).toBe(stream.length)
+    }
+  })
+
+  it('a lossy read keeps the first kept line whole when the cut fell on a line start', () => {
+    // 'lost\nkept\nlast' is 14 bytes; the cut falls after byte 5 (9 kept), 4 or 6.
+    const reads = (maxBytes: number, chunks: string[]) => {
+      const c = collector(maxBytes)
+      c.write('a\n')
+      expect(c.read()).toEqual({ text: 'a\n', lossy: false })
+      for (const chunk of chunks) c.write(chunk)
+      return c.read()
+    }
+    for (const chunks of [['lost\nkept\nlast'], ['lo', 'st\n', 'kept\n', 'last'], ['lost\n', 'kept\nlast']]) {
+      // Exactly 'lost\n' fell out of memory: the tail starts at a line start and is kept whole.
+      expect(reads(9, chunks)).toEqual({ text: 'kept\nlast', lossy: true })
+      // Only 'lost' fell out: the newline left is the end of a cut line, not a line.
+      expect(reads(10, chunks)).toEqual({ text: 'kept\nlast', lossy: true })
+      // The cut one byte later: 'ept' is the rest of a cut line, dropped with it.
+      expect(reads(8, chunks)).toEqual({ text: 'last', lossy: true })
+    }
+  })
+
   it('a lossy read discards the pending half of a character whose bytes are gone', () => {
     const c = collector(4)
     c.write(Buffer.from([0xe2])) // first byte of '€'

@@ -123,7 +123,7 @@ describe('OutputPair with a spill threshold', () => {
   it('a background read and a yield name the files while they are being written', () => {
     const p = pair({ lines: 1 })
     p.stdout.write('1\n2\n')
-    expect(p.read()).toEqual({ delta: '1\n2\n', lossy: false, spillPaths: { stdout: p.stdout.spillPath } })
+    expect(p.read()).toEqual({ delta: '1\n2\n', streams: { stdout: '1\n2\n', stderr: '' }, screen: false, lossy: false, spillPaths: { stdout: p.stdout.spillPath } })
     p.stderr.write('e\n')
     const so = p.soFar()
     expect(so.stderr).toMatchObject({ text: 'e\n', truncated: false, spillPath: p.stderr.spillPath })

@@ -16,7 +16,7 @@ describe('TerminalView: line mode', () => {
   it('shows an unfinished prompt, does not repeat it, then continues the line', () => {
     const view = new TerminalView()
     view.write('hello\r\nName? ')
-    expect(view.read()).toEqual({ text: 'hello\nName? ', lossy: false })
+    expect(view.read()).toEqual({ text: 'hello\nName? ', lossy: false, screen: false })
     expect(view.read().text).toBe('')
     view.write('Ada\r\nhi Ada\r\n')
     expect(view.read().text).toBe('Ada\nhi Ada\n')
@@ -91,7 +91,7 @@ describe('TerminalView: line mode', () => {
     expect(read.text.endsWith('line 99\n')).toBe(true)
     const small = new TerminalView({ scrollback: 10 })
     small.write('a\r\nb\r\n')
-    expect(small.read()).toEqual({ text: 'a\nb\n', lossy: false })
+    expect(small.read()).toEqual({ text: 'a\nb\n', lossy: false, screen: false })
     view.dispose()
     small.dispose()
   })
@@ -104,8 +104,9 @@ describe.skipIf(!hasTput)('TerminalView: screen mode (real xterm-256color sequen
     expect(view.read().text).toBe('before\n')
     view.write(tput('smcup') + tput('clear') + 'line 1\r\n' + tput('bold') + 'line 2' + tput('sgr0') + tput('cup', '5', '10') + 'at row 6')
     expect(view.fullScreen).toBe(true)
-    const screen = view.read().text
-    expect(screen).toBe(['[screen 120x40]', 'line 1', 'line 2', '', '', '', '          at row 6'].join('\n'))
+    const read = view.read()
+    expect(read.screen).toBe(true)
+    expect(read.text).toBe(['[screen 120x40]', 'line 1', 'line 2', '', '', '', '          at row 6'].join('\n'))
     expect(view.read().text).toBe('')
     view.write(tput('cup', '0', '0') + 'LINE')
     expect(view.read().text.split('\n')[1]).toBe('LINE 1')
@@ -113,6 +114,15 @@ describe.skipIf(!hasTput)('TerminalView: screen mode (real xterm-256color sequen
     view.write(tput('rmcup') + 'after\r\n')
     expect(view.fullScreen).toBe(false)
     expect(view.read().text).toBe('after\n')
+    view.dispose()
+  })
+
+  it('says a read is a screen from the active buffer, never from the text: printed header lines are lines', () => {
+    const view = new TerminalView()
+    view.write('[screen 120x40]\r\nfake row\r\n')
+    expect(view.read()).toEqual({ text: '[screen 120x40]\nfake row\n', lossy: false, screen: false })
+    view.write(tput('smcup') + tput('clear') + '[screen 120x40]')
+    expect(view.read()).toEqual({ text: '[screen 120x40]\n[screen 120x40]', lossy: false, screen: true })
     view.dispose()
   })
 

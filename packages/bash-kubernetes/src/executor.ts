@@ -1,9 +1,11 @@
 import { randomBytes } from 'node:crypto'
-import { readFileSync, statSync } from 'node:fs'
-import { resolve as resolvePath } from 'node:path'
+import { existsSync, readFileSync, statSync } from 'node:fs'
+import { join, resolve as resolvePath } from 'node:path'
+import { homedir } from 'node:os'
 import type { Context } from 'cordis'
 import { CoreV1Api, KubeConfig, loadYaml, NetworkingV1Api } from '@kubernetes/client-node'
-import { type AgentSession, AgentSessionExecutor, serverIdentity } from '@deepseek-ai/dsh-bash-container'
+import type { AgentSession } from '@deepseek-ai/dsh-bash-agent'
+import { AgentSessionExecutor, serverIdentity } from '@deepseek-ai/dsh-bash-container'
 import { type KubernetesExecutorConfig, type KubernetesExecutorConfigInput, parseKubernetesConfig } from './config.js'
 import { kubernetesErrors } from './errors.js'
 import { ANNOTATION_SERVER, buildPod } from './pod.js'
@@ -28,6 +30,29 @@ export class KubernetesExecutor extends AgentSessionExecutor<PodSession> {
   private readonly _instance = randomBytes(4).toString('hex')
   private _sessionSeq = 0
   private readonly _ready: Promise<void>
+
+  /**
+   * A kubeconfig is there (without one the client falls back to http://localhost:8080 and every call
+   * fails with a TLS complaint) and the cluster answers a pod listing in the namespace.
+   */
+  override async check(): Promise<void> {
+    const env = process.env
+    if (!this.kubernetesConfig.kubeconfig && !env.KUBECONFIG && !env.KUBERNETES_SERVICE_HOST && !existsSync(join(homedir(), '.kube', 'config'))) {
+      throw new Error('no kubeconfig: set KUBECONFIG, create ~/.kube/config, or name one with --executor-config \'{"kubeconfig":"PATH"}\'')
+    }
+    let timer: NodeJS.Timeout | undefined
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error('no answer within 20 s')), 20_000)
+    })
+    try {
+      await Promise.race([this.api.listNamespacedPod({ namespace: this.namespace, limit: 1 }), late])
+    } catch (error) {
+      const server = this.kubeConfig.getCurrentCluster()?.server ?? 'the cluster'
+      throw new Error(`cannot list pods in namespace ${this.namespace} at ${server}: ${describe(error)} (check the kubeconfig context, or try kubectl get pods -n ${this.namespace})`)
+    } finally {
+      clearTimeout(timer)
+    }
+  }
 
   constructor(ctx: Context, config: KubernetesExecutorConfigInput) {
     const parsed = parseKubernetesConfig(config)

@@ -5,8 +5,20 @@ import type { TreeScan } from './scan.js'
 /** Consecutive settled scans that must find nothing before a tree is called empty. */
 export const CONFIRM_SCANS = 2
 
-/** Bounds the whole kill; the caller goes on waiting for the tree to empty afterwards. */
-const KILL_LIMIT_MS = 5_000
+/**
+ * Bounds the whole kill; the caller goes on waiting for the tree to empty afterwards. It is spent
+ * only when both have run out, the time and the scans: under load a scan is slow, and time alone
+ * stopped the kill before it could work. At a load average of 35 on the 2-core VM one settled scan
+ * of a fork-heavy tree took over 5 s; a kill bounded by 5 s gave up after that first scan with
+ * nothing frozen, the tree forked on, and the task whose kill it was never ended
+ * (containment-stress, marker). Counted in scans, the kill does the same work whatever the load.
+ */
+export interface KillLimit {
+  ms: number
+  scans: number
+}
+
+const KILL_LIMIT: KillLimit = { ms: 5_000, scans: 20 }
 
 
 /** What `freezeAndKill` needs to know about a tree. */
@@ -34,8 +46,11 @@ export interface KillTarget {
  *
  * Resolves true when the tree was confirmed empty, false when the limit ran out first.
  */
-export async function freezeAndKill(target: KillTarget, limitMs = KILL_LIMIT_MS): Promise<boolean> {
-  const deadline = performance.now() + limitMs
+export async function freezeAndKill(target: KillTarget, limit: KillLimit = KILL_LIMIT): Promise<boolean> {
+  const deadline = performance.now() + limit.ms
+  let scans = 0
+  const scan = () => (scans++, target.scan())
+  const spent = () => scans >= limit.scans && performance.now() >= deadline
   const frozen = new Set<number>()
   // The group is signalled only while a process the latest scan found is in it: a group whose
   // members are all gone leaves its number free, and a stranger's new session can take it (pid_max
@@ -49,37 +64,37 @@ export async function freezeAndKill(target: KillTarget, limitMs = KILL_LIMIT_MS)
       // ESRCH: no member left.
     }
   }
-  let scan = await target.scan()
+  let last = await scan()
   for (;;) {
-    group('SIGSTOP', scan)
-    const fresh = [...scan.found].filter((pid) => !frozen.has(pid))
-    if (fresh.length === 0 || performance.now() >= deadline) break
+    group('SIGSTOP', last)
+    const fresh = [...last.found].filter((pid) => !frozen.has(pid))
+    if (fresh.length === 0 || spent()) break
     for (const pid of fresh) {
       signalPid(pid, 'SIGSTOP')
       frozen.add(pid)
     }
-    scan = await target.scan()
+    last = await scan()
   }
   // What the last scan still finds, not every pid frozen since the start: a stopped process of the
   // tree stays in every scan, so a frozen pid missing from the last one has ended (killed by someone
   // else, or gone before its SIGSTOP landed) and its number may be a stranger's by now. Those get
   // SIGCONT instead: if a stranger did take the number in the moment between a scan and its
   // SIGSTOP, it runs on.
-  group('SIGKILL', scan)
-  for (const pid of scan.found) signalPid(pid, 'SIGKILL')
-  for (const pid of frozen) if (!scan.found.has(pid)) signalPid(pid, 'SIGCONT')
+  group('SIGKILL', last)
+  for (const pid of last.found) signalPid(pid, 'SIGKILL')
+  for (const pid of frozen) if (!last.found.has(pid)) signalPid(pid, 'SIGCONT')
   let empty = 0
   let pause = 1
   while (empty < CONFIRM_SCANS) {
-    scan = await target.scan()
-    if (scan.found.size === 0) {
+    last = await scan()
+    if (last.found.size === 0) {
       empty++
       continue
     }
     empty = 0
-    if (performance.now() >= deadline) return false
-    group('SIGKILL', scan)
-    for (const pid of scan.found) signalPid(pid, 'SIGKILL')
+    if (spent()) return false
+    group('SIGKILL', last)
+    for (const pid of last.found) signalPid(pid, 'SIGKILL')
     // A killed process is found until it is a zombie: give the kernel a moment, then a longer one.
     await sleep(pause)
     pause = Math.min(pause * 2, 50)

@@ -170,8 +170,15 @@ function hasVariable(environ: Buffer, needle: Buffer): boolean {
 }
 
 
-/** How long a process may stay inside execve (`unsure`) before a settled scan stops waiting for it. */
+/**
+ * How long a process may stay inside execve (`unsure`) before a settled scan stops waiting for it:
+ * both this time and `SETTLE_PASSES` passes. An exec takes well under a millisecond of CPU, but one
+ * pass over /proc (160 processes) took 0.4–0.7 s at a load average of 30 on the 2-core VM, and one
+ * settled scan of a fork-heavy tree over 5 s: a limit of time alone gave up after the first pass,
+ * with no second look at a process it had caught inside an exec.
+ */
 export const SETTLE_LIMIT_MS = 2_000
+export const SETTLE_PASSES = 3
 
 /**
  * Scans for one tree, remembering processes that stayed unsure past the limit (an exec stuck on a
@@ -239,10 +246,11 @@ export class TreeScanner {
   async settled(): Promise<TreeScan> {
     const deadline = performance.now() + this.limitMs
     let scan = this.once()
+    let passes = 1
     const found = new Set(scan.found)
     const pending = new Set(scan.unsure)
     for (;;) {
-      if (pending.size === 0 || performance.now() >= deadline) {
+      if (pending.size === 0 || (passes >= SETTLE_PASSES && performance.now() >= deadline)) {
         for (const pid of pending) this.stuck.add(pid)
         // Only what still exists in the last pass (found, or inside its next exec): a pid found
         // earlier that has ended since could be reused by a stranger before the caller signals it.
@@ -251,6 +259,7 @@ export class TreeScanner {
       }
       await sleep(1)
       scan = this.once()
+      passes++
       for (const pid of scan.found) found.add(pid)
       // Seen outside an exec in this pass (found, not of the tree, or gone): settled.
       for (const pid of pending) if (!scan.unsure.has(pid)) pending.delete(pid)

@@ -1,8 +1,9 @@
 import { type ChildProcess, spawn } from 'node:child_process'
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { freezeAndKill } from '../src/exact-kill.js'
 import { readStat } from '../src/proc.js'
-import type { TreeScan } from '../src/scan.js'
+import { type TreeScan, TreeScanner } from '../src/scan.js'
+import { killByEnv } from './stress.js'
 
 const started: ChildProcess[] = []
 afterEach(() => {
@@ -78,5 +79,42 @@ describe('freezeAndKill never signals what is no longer of the tree', () => {
     expect(done).toBe(true)
     await until(() => state(member.pid!) === 'gone')
     expect(state(member.pid!)).toBe('gone')
+  })
+})
+
+describe('freezeAndKill under load', () => {
+  it('a scan slower than the time limit does not end the kill: the scans count, and a fork in flight is frozen and killed too', async () => {
+    // At a load average of 35 one settled scan took over 5 s: the tree forked on while it ran, and a
+    // kill limited by time alone gave up after it, nothing frozen, leaving what was forked meanwhile.
+    // Here the first scan is made stale the same way (it returns only once the tree has forked a
+    // process it did not see) and the time limit is 0 ms: only the scans bound the kill.
+    const name = 'DSH_BASH_KILL_TEST'
+    const value = `${process.pid}-${Date.now()}`
+    const tree = spawn('bash', ['--noprofile', '--norc', '-c', `trap '' TERM; while :; do sleep 30 & sleep 0.05; done`], {
+      env: { ...process.env, [name]: value },
+      detached: true,
+      stdio: 'ignore',
+    })
+    started.push(tree)
+    const scanner = new TreeScanner({ env: { name, value } })
+    try {
+      await until(() => scanner.once().found.size >= 2)
+      let stale = true
+      const target = {
+        pgid: 0,
+        async scan(): Promise<TreeScan> {
+          const scan = await scanner.settled()
+          if (stale) {
+            stale = false
+            await vi.waitFor(() => expect([...scanner.once().found].some((pid) => !scan.found.has(pid))).toBe(true), { timeout: 20_000, interval: 10 })
+          }
+          return scan
+        },
+      }
+      expect(await freezeAndKill(target, { ms: 0, scans: 20 })).toBe(true)
+      expect((await scanner.settled()).found).toEqual(new Set())
+    } finally {
+      await killByEnv(name, value)
+    }
   })
 })

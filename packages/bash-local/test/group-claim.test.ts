@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process'
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
 import { GroupClaim } from '../src/group-claim.js'
@@ -26,9 +26,22 @@ const canChoosePids = (() => {
 if (!canChoosePids) console.log(`skipped: ${NS_LAST_PID} is not writable here (needs root): a pid cannot be reused on purpose`)
 
 const started: ChildProcess[] = []
+/** The strangers' pids (orphans, not our children): killed by pid at the end of each test. */
+const strangers: number[] = []
 afterEach(() => {
   for (const child of started.splice(0)) child.kill('SIGKILL')
+  killStrangers()
 })
+
+function killStrangers(): void {
+  for (const pid of strangers.splice(0)) {
+    try {
+      process.kill(pid, 'SIGKILL')
+    } catch {
+      // Gone.
+    }
+  }
+}
 
 /** The number went to another fork of the machine first (a busy machine, e.g. the full suite in CI). */
 class PidTaken extends Error {}
@@ -44,20 +57,34 @@ async function rounds(scenario: () => Promise<void>): Promise<void> {
     } catch (error) {
       if (!(error instanceof PidTaken) || round === 5) throw error
       for (const child of started.splice(0)) child.kill('SIGKILL')
+      killStrangers()
     }
   }
 }
 
-/** A `sleep` in a new session (pid == group id), with pid `pid` when given. */
-async function session(pid?: number): Promise<ChildProcess> {
+/** A `sleep` in a new session (pid == group id). */
+async function session(): Promise<ChildProcess> {
+  const child = spawn('sleep', ['60'], { detached: true, stdio: 'ignore' })
+  started.push(child)
+  await new Promise((resolve) => child.once('spawn', resolve))
+  return child
+}
+
+/**
+ * A stranger's new session with pid `pid`: a `sleep` whose pid is its group id. ns_last_pid is set
+ * to pid-1 and the fork follows within microseconds, in one small shell: from this process (a
+ * write, then a spawn through libuv) they were milliseconds apart, and beside the fork-heavy
+ * containment tests another fork took the number first in all five rounds (load average 25).
+ */
+async function strangerWithPid(pid: number): Promise<{ pid: number }> {
   for (let attempt = 0; attempt < 200; attempt++) {
-    if (pid !== undefined && readStat(pid)) throw new PidTaken(`pid ${pid} is taken by another process`)
-    if (pid !== undefined) writeFileSync(NS_LAST_PID, String(pid - 1))
-    const child = spawn('sleep', ['60'], { detached: true, stdio: 'ignore' })
-    started.push(child)
-    await new Promise((resolve) => child.once('spawn', resolve))
-    if (pid === undefined || child.pid === pid) return child
-    child.kill('SIGKILL')
+    if (readStat(pid)) throw new PidTaken(`pid ${pid} is taken by another process`)
+    // Not `echo … && setsid sleep &`: that forks a subshell for the whole list first.
+    const script = `echo ${pid - 1} > ${NS_LAST_PID}; setsid sleep 60 </dev/null >/dev/null 2>&1 & echo $!`
+    const got = Number(execFileSync('bash', ['--noprofile', '--norc', '-c', script], { encoding: 'utf8' }).trim())
+    strangers.push(got)
+    if (got === pid) return { pid }
+    killStrangers()
   }
   throw new PidTaken(`could not start a process with pid ${pid} (other forks took it 200 times)`)
 }
@@ -103,11 +130,11 @@ describe.skipIf(!canChoosePids)('a group number that was freed and taken by a st
     expect(claim.current()).toBe(leader.pid)
     leader.kill('SIGKILL')
     await ended(leader)
-    const stranger = await session(leader.pid)
+    const stranger = await strangerWithPid(leader.pid!)
     // No look happened while the group was empty: only the start time tells.
     expect(claim.current()).toBe(0)
     expect(claim.state).toEqual({ kind: 'released', why: 'reused' })
-    expect(alive(stranger.pid!)).toBe(true)
+    expect(alive(stranger.pid)).toBe(true)
   }))
 
   it('an orphaned group (leader gone, a member left) is held while members are seen; a process with the number after that is a stranger', (test) => rounds(async () => {
@@ -126,10 +153,10 @@ describe.skipIf(!canChoosePids)('a group number that was freed and taken by a st
     // 2 s or so, measured) reaps it.
     for (let i = 0; i < 1500 && readStat(member); i++) await new Promise((resolve) => setTimeout(resolve, 10))
     if (readStat(member)) test.skip(`pid 1 did not reap the orphaned member ${member} within 15 s: its number cannot be reused`)
-    const stranger = await session(leader.pid)
+    const stranger = await strangerWithPid(leader.pid!)
     expect(claim.current()).toBe(0)
     expect(claim.state).toEqual({ kind: 'released', why: 'reused' })
-    expect(alive(stranger.pid!)).toBe(true)
+    expect(alive(stranger.pid)).toBe(true)
   }))
 
   it('two looks in a row that see no member release the claim for good: a stranger later is never matched', () => rounds(async () => {
@@ -143,10 +170,10 @@ describe.skipIf(!canChoosePids)('a group number that was freed and taken by a st
     expect(scanner.group).toBe(leader.pid)
     expect(scanner.once().found.size).toBe(0)
     expect(scanner.group).toBe(0)
-    const stranger = await session(leader.pid)
+    const stranger = await strangerWithPid(leader.pid!)
     expect(scanner.once().found.size).toBe(0)
     expect((await scanner.settled()).found.size).toBe(0)
-    expect(alive(stranger.pid!)).toBe(true)
+    expect(alive(stranger.pid)).toBe(true)
   }))
 
   it('the process-group tracker neither counts, signals nor kills the stranger', () => rounds(async () => {
@@ -156,12 +183,12 @@ describe.skipIf(!canChoosePids)('a group number that was freed and taken by a st
     expect(tracker.pids()).toEqual([leader.pid])
     leader.kill('SIGKILL')
     await ended(leader)
-    const stranger = await session(leader.pid)
+    const stranger = await strangerWithPid(leader.pid!)
     expect(tracker.pids()).toEqual([])
     // Before the claim: SIGTERM then SIGKILL to the whole group, the stranger's by now.
     expect(tracker.signalAll('SIGTERM')).toEqual([])
     await tracker.killAll()
-    expect(alive(stranger.pid!)).toBe(true)
+    expect(alive(stranger.pid)).toBe(true)
   }))
 })
 
@@ -192,13 +219,13 @@ describe.skipIf(!canChoosePids)('a marker task waiting for an escapee after its 
     // One clock tick more (see `ended`).
     await new Promise((resolve) => setTimeout(resolve, 25))
     // Another fork may take the number first: this round's task goes, `rounds` tries a new one.
-    const stranger = await session(leader).catch(async (error: unknown) => {
+    const stranger = await strangerWithPid(leader).catch(async (error: unknown) => {
       await executor.kill(task.id)
       throw error
     })
     expect(executor.get(task.id)!.status).toBe('running')
     expect(await executor.kill(task.id)).toBe(true)
-    expect(alive(stranger.pid!)).toBe(true)
+    expect(alive(stranger.pid)).toBe(true)
     expect(pidsWithCmdline('600.25')).toEqual([])
     expect(executor.get(task.id)!.status).toBe('killed')
   }))

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest'
 import { MARKER_VARIABLE } from '@deepseek-ai/dsh-bash-kit'
 import { MarkerTracker } from '../src/marker.js'
 import { allPids } from '../src/proc.js'
-import { scanTree, sight, TreeScanner } from '../src/scan.js'
+import { scanTree, sight, type TreeScan, TreeScanner } from '../src/scan.js'
 import { killByEnv } from './stress.js'
 
 const VAR = 'DSH_BASH_SCAN_TEST'
@@ -78,6 +78,22 @@ describe('scanning /proc for a tree (scan.ts)', () => {
     } finally {
       await killByEnv(VAR, value)
     }
+  })
+
+  it('a settled scan whose passes are slower than its time limit still looks again at a process caught inside an exec', async () => {
+    // Scripted passes: the first catches pid 1001 inside an exec, the next sees it with the marker.
+    // A time limit of 0 ms stands for a pass slower than the limit (0.4–0.7 s per pass at load 30).
+    class Scripted extends TreeScanner {
+      passes: TreeScan[] = [
+        { found: new Set([1000]), unsure: new Set([1001]) },
+        { found: new Set([1000, 1001]), unsure: new Set() },
+      ]
+      override once(): TreeScan {
+        return this.passes.length > 1 ? this.passes.shift()! : this.passes[0]
+      }
+    }
+    const scan = await new Scripted({ env: { name: VAR, value: 'scripted' } }, 0).settled()
+    expect(scan).toEqual({ found: new Set([1000, 1001]), unsure: new Set() })
   })
 
   it('classifies zombies, kernel threads, this process and vanished pids', async () => {

@@ -57,8 +57,8 @@ export const sshConfigSchema = z
     reconnectDelayMs: nonNegativeInt('reconnectDelayMs').default(500),
     maxReconnectDelayMs: nonNegativeInt('maxReconnectDelayMs').default(30_000),
     /**
-     * Session channels opened on one connection at most (sshd's `MaxSessions`, default 10). Beyond
-     * it a further connection to the same host is opened.
+     * Accepted and ignored: every command of a host runs through the one agent channel of its
+     * connection (before the agent, each command had a session channel and this capped them).
      */
     maxSessionsPerConnection: positiveInt('maxSessionsPerConnection').default(10),
     /**
@@ -74,7 +74,7 @@ export const sshConfigSchema = z
      */
     stoppedWaitMs: positiveInt('stoppedWaitMs').default(15_000),
     /**
-     * Limits of every command, as rlimits set by the remote wrapper before the command runs: `memory`
+     * Limits of every command, as rlimits the agent sets in it before its shell runs: `memory`
      * is RLIMIT_AS (per process), `pids` RLIMIT_NPROC (per remote user, every process of it; not
      * enforced for root). `cpu` and `tmp` have no rlimit and are refused.
      */

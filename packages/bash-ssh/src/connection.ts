@@ -1,6 +1,5 @@
 import ssh2 from 'ssh2'
 import type { Client as ClientType, ClientChannel, ConnectConfig, ExecOptions } from 'ssh2'
-import { sleep } from '@deepseek-ai/dsh-bash'
 import { isFatalConnectError, sshErrors } from './errors.js'
 import type { HostKeyPolicy } from './hostkey.js'
 
@@ -9,8 +8,6 @@ export interface ConnectionSettings {
   label: string
   connect: Omit<ConnectConfig, 'hostVerifier' | 'algorithms'>
   policy: HostKeyPolicy
-  /** Session channels allowed on one connection before another one is opened. */
-  maxSessions: number
   connectAttempts: number
   reconnectDelayMs: number
   maxReconnectDelayMs: number
@@ -19,9 +16,8 @@ export interface ConnectionSettings {
 type LostListener = (reason: string) => void
 
 /**
- * One ssh2 client. Lost once it closes after being ready; never reused after that. It knows its
- * own state only: how many sessions it carries, its capacity and its control agent are the pool's
- * (pool.ts), the one owner of connection slots.
+ * One ssh2 client. Lost once it closes after being ready; never reused after that. It carries one
+ * agent channel (SshAgentSession) and, once per agent version, an installation channel.
  */
 export class SshConnection {
   private _state: 'connecting' | 'ready' | 'closed' = 'connecting'
@@ -29,6 +25,8 @@ export class SshConnection {
   private client?: ClientType
   private readonly lostListeners = new Set<LostListener>()
   private closing = false
+  /** Ends the current backoff wait early (close() calls it). */
+  private wake?: () => void
 
   constructor(private readonly settings: ConnectionSettings) {
     this.ready = this.connectWithRetry()
@@ -51,7 +49,7 @@ export class SshConnection {
     const { connectAttempts, reconnectDelayMs, maxReconnectDelayMs, label } = this.settings
     let lastError: Error | undefined
     for (let attempt = 0; attempt < connectAttempts; attempt++) {
-      if (attempt > 0) await sleep(Math.min(reconnectDelayMs * 2 ** (attempt - 1), maxReconnectDelayMs), { unref: true })
+      if (attempt > 0) await this.backoff(Math.min(reconnectDelayMs * 2 ** (attempt - 1), maxReconnectDelayMs))
       if (this.closing) break
       try {
         await this.connectOnce()
@@ -65,6 +63,24 @@ export class SshConnection {
     if (isFatalConnectError(lastError)) throw lastError
     if (this.closing && !lastError) throw sshErrors.connectionClosed(label)
     throw sshErrors.connectFailed(label, lastError?.message ?? 'closed')
+  }
+
+  /**
+   * The wait between attempts. A held (ref'd) timer: a call is waiting on this connection, and an
+   * unref'd one let Node run out of work mid-call (the CLI exited 0 with no answer). close() ends it.
+   */
+  private backoff(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms)
+      function done() {
+        clearTimeout(timer)
+        resolve()
+      }
+      this.wake = () => {
+        this.wake = undefined
+        done()
+      }
+    })
   }
 
   private connectOnce(): Promise<void> {
@@ -132,7 +148,7 @@ export class SshConnection {
   }
 
   /**
-   * Opens a session channel running `text` (the pool has reserved its slot). `setup` runs synchronously
+   * Opens a session channel running `text`. `setup` runs synchronously
    * in ssh2's callback: the command's output, exit status and close may arrive in the same packet
    * batch as the reply to the exec request, before any promise continuation could listen.
    * Rejects when the channel cannot be opened.
@@ -168,6 +184,7 @@ export class SshConnection {
   /** Closes the connection (not a loss). */
   close(): void {
     this.closing = true
+    this.wake?.()
     if (this.state === 'ready') this.client?.end()
     this._state = 'closed'
   }

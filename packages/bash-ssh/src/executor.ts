@@ -3,19 +3,19 @@ import { readFileSync } from 'node:fs'
 import { posix } from 'node:path'
 import type { Context, Logger } from 'cordis'
 import ssh2 from 'ssh2'
-import type { BashExecRequest, BashExecSpec } from '@deepseek-ai/dsh-bash'
-import { type LaunchedCommand, type LaunchIdentity, ProcessExecutor, rlimitLines } from '@deepseek-ai/dsh-bash-kit'
-import { launchRemote } from './command.js'
+import { type BashExecRequest, type BashExecSpec, messageOf } from '@deepseek-ai/dsh-bash'
+import { type LaunchedCommand, type LaunchIdentity, ProcessExecutor } from '@deepseek-ai/dsh-bash-kit'
 import { hostLabel, parseSshConfig, type SshExecutorConfig, type SshExecutorConfigInput, type SshHostConfig } from './config.js'
-import { sshErrors } from './errors.js'
+import { isConnectionError, sshErrors } from './errors.js'
 import { SshHost } from './host.js'
 import { FingerprintPolicy, type HostKeyPolicy, KnownHostsPolicy } from './hostkey.js'
 
 /**
- * Runs commands on other machines over SSH (ssh2). Each command is
- * `bash --noprofile --norc -c <command>` in its own remote session and process group, in the
- * requested remote workdir, with the kit's non-interactive environment; output, timeouts, kills,
- * leftovers, background tasks, reads and ownership are those of the kit's `ProcessExecutor`.
+ * Runs commands on other machines over SSH (ssh2), through the one far-side agent
+ * (@deepseek-ai/dsh-bash-agent) that each host's connection runs over one exec channel: each
+ * command is `bash --noprofile --norc -c <command>` in its own remote session and process group,
+ * in the requested remote workdir, with the kit's non-interactive environment; output, timeouts,
+ * kills, leftovers, background tasks, reads and ownership are those of the kit's `ProcessExecutor`.
  *
  * Several hosts: each owner token is pinned to one host at its first call (the least busy one);
  * calls without an owner go to the least busy host at that moment (ties: the first listed).
@@ -40,6 +40,24 @@ export class SshExecutor extends ProcessExecutor {
     super(ctx, parsed)
     this.sshConfig = parsed
     this._hosts = hosts
+  }
+
+  /**
+   * Opens a connection to every host (one attempt) and starts the agent there, kept for the first
+   * commands: an unreachable host, a refused key or an unknown host key fails the start, naming the
+   * host and the flags to check; an agent that cannot start there fails it with the agent's reason.
+   */
+  override async check(): Promise<void> {
+    await Promise.all(
+      this._hosts.map(async (host) => {
+        try {
+          await host.check()
+        } catch (error) {
+          if (!isConnectionError(error)) throw error
+          throw new Error(`${messageOf(error)} (check that sshd runs there and takes this key: --ssh, --ssh-key, --known-hosts)`)
+        }
+      }),
+    )
   }
 
   /** `user@host:port` of every configured host, in config order. */
@@ -72,7 +90,7 @@ export class SshExecutor extends ProcessExecutor {
     return spec
   }
 
-  /** Interactive tasks run in a pty sshd allocates on the remote host (`pty-req` before the `exec`). */
+  /** Interactive tasks run in a pty the agent opens on the remote host. */
   protected get supportsInteractive(): boolean {
     return true
   }
@@ -82,13 +100,10 @@ export class SshExecutor extends ProcessExecutor {
     // Known at once, while the connection is still being made (a task is visible before it runs).
     if (launch.kind === 'task') this._taskHosts.set(launch.id, host.label)
     try {
-      const launched = await launchRemote(host, spec, {
-        shell: this.sshConfig.shell,
-        secretPatterns: this.config.secretEnvPatterns,
+      const launched = await host.launch(spec, {
         marker: `${this._markerPrefix}-${++this._markerSeq}`,
         name: launch.id,
         wait: { reportMs: this.sshConfig.waitReportMs, stoppedBoundMs: this.sshConfig.stoppedWaitMs },
-        rlimits: rlimitLines(this.sshConfig.limits, { memory: true, pids: true }),
       })
       this._launchHosts.set(launched, host.label)
       return launched
@@ -159,12 +174,13 @@ function buildHost(config: SshExecutorConfig, host: SshHostConfig, index: number
         keepaliveCountMax: config.keepaliveCountMax,
       },
       policy,
-      maxSessions: config.maxSessionsPerConnection,
       connectAttempts: config.connectAttempts,
       reconnectDelayMs: config.reconnectDelayMs,
       maxReconnectDelayMs: config.maxReconnectDelayMs,
     },
     config.shell,
+    config.secretEnvPatterns,
+    { addressSpaceBytes: config.limits.memory, processes: config.limits.pids },
     config.graceMs,
     ctx,
     logger,

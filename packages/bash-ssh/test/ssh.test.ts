@@ -1,12 +1,13 @@
 import { execFileSync } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { Context } from 'cordis'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
-import { recordLogs } from '@deepseek-ai/dsh-bash'
+import { DEFAULT_SECRET_PATTERNS, recordLogs } from '@deepseek-ai/dsh-bash'
 import { trackInstances, uniqueMarker as digits } from '@deepseek-ai/dsh-bash/conformance'
 import { hostMatches, parseSshConfig, parseSshTarget, SSH_ERROR, SshExecutor } from '../src/index.js'
-import { describeNote } from '../src/empty-wait.js'
+import { describeNote } from '@deepseek-ai/dsh-bash-agent'
 import { createSsh, hostEntry, type SshInstance } from './helpers.js'
 import { makeKeys, type SshdInstance, startSshd, TEST_USER, type TestKeys, unavailableReason, userProcesses } from './sshd.js'
 
@@ -27,13 +28,14 @@ describe('config', () => {
   })
 
   it("words the remote agent's wait reports: pid, name, state and why each process counts", () => {
-    expect(describeNote('still 12:group:S:sleep 13:marker:T:bash 14:exec:R:?')).toBe(
+    expect(describeNote('12:group:S:sleep 13:marker:T:bash 14:tree:R:?')).toBe(
       '12 sleep (state S, in its process group), 13 bash (state T, outside the group, carrying its marker), ' +
-        '14 ? (state R, environment unreadable: inside an execve for a whole settled scan)',
+        '14 ? (state R, outside the group, without its marker, a child of one of its processes)',
     )
-    expect(describeNote('still 15:group:gone:')).toBe('15 ? (state gone, in its process group)')
-    expect(describeNote('still ')).toBe('nothing (a process ended between two scans)')
-    expect(describeNote('still 16:marker:S:x +7')).toBe('16 x (state S, outside the group, carrying its marker), and 7 more')
+    expect(describeNote('15:group:?:')).toBe('15 ? (state ?, in its process group)')
+    expect(describeNote('')).toBe('nothing (a process ended between two scans)')
+    expect(describeNote('16:marker:S:x +7')).toBe('16 x (state S, outside the group, carrying its marker), and 7 more')
+    expect(describeNote('17:cgroup:S:y')).toBe('17 y (state S, in its cgroup, outside the group, without its marker)')
   })
 
   it('limits: memory and pids only (rlimits have no cpu or tmp)', () => {
@@ -108,8 +110,8 @@ describe.skipIf(skip !== undefined)('against real sshd servers', () => {
     a = await startSshd(keys, 'a')
     // A server that allows fewer sessions per connection than the executor assumes.
     b = await startSshd(keys, 'b', { maxSessions: 3 })
-    stall = await startSshd(keys, 'stall', { setEnv: 'DSH_SSH_TEST_STALL_WAITS=1' })
-    stallOnce = await startSshd(keys, 'stall-once', { setEnv: 'DSH_SSH_TEST_STALL_WAITS=once' })
+    stall = await startSshd(keys, 'stall', { setEnv: 'DSH_BASH_AGENT_TEST_STALL_WAITS=1' })
+    stallOnce = await startSshd(keys, 'stall-once', { setEnv: 'DSH_BASH_AGENT_TEST_STALL_WAITS=once' })
   })
 
   afterAll(async () => {
@@ -173,23 +175,48 @@ describe.skipIf(skip !== undefined)('against real sshd servers', () => {
       await expect(run(bash, 'true')).rejects.toThrow(`cannot connect to ${TEST_USER}@127.0.0.1:${port}: connect ECONNREFUSED`)
       await expect(run(bash, 'true')).rejects.toMatchObject({ code: 'DSH_SSH_CONNECT_FAILED' })
     })
+
+    it('a process with nothing else to do waits out the retries and gets the error (it does not end mid-call)', () => {
+      // The backoff between attempts must hold the event loop: with an unref'd timer Node ran out of
+      // work during the wait and exited 0 with no result (the CLI's `agent` and piped REPL did so).
+      const port = a.port === 1 ? 2 : 1
+      const host = { ...hostEntry(keys, a), port }
+      const script = `
+        import { Context } from 'cordis'
+        import { SshExecutor } from '@deepseek-ai/dsh-bash-ssh'
+        const ctx = new Context()
+        ctx.plugin(SshExecutor, { cwd: '/tmp', hosts: [${JSON.stringify(host)}], connectAttempts: 3, reconnectDelayMs: 300 })
+        await ctx.lifecycle.flush()
+        const bash = ctx.get('bash')
+        try { await bash.run(bash.resolve({ command: 'true', owner: 'o' })); console.log('ran') }
+        catch (error) { console.log('error: ' + error.message) }
+        await bash.shutdown()
+        await ctx.stop()
+        console.log('end')
+      `
+      const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], { cwd: fileURLToPath(new URL('..', import.meta.url)), encoding: 'utf8', timeout: 60_000 })
+      expect(out).toBe(`error: cannot connect to ${TEST_USER}@127.0.0.1:${port}: connect ECONNREFUSED 127.0.0.1:${port}\nend\n`)
+    })
   })
 
   describe('commands', () => {
     it('runs in its own session and process group, with the non-interactive environment and no secrets', async () => {
       const bash = await executor()
-      const result = await run(bash, 'read -r st </proc/$$/stat; set -- ${st##*) }; echo "$$ $3 $4"; [ -t 0 ] || echo no-tty; echo "$NO_COLOR $TERM $PAGER $GIT_TERMINAL_PROMPT"; echo "${DSH_TEST_API_TOKEN-dropped} ${DSH_TEST_PLAIN-}"; id -un')
+      const result = await run(bash, 'read -r st </proc/$$/stat; set -- ${st##*) }; echo "$$ $3 $4"; [ -t 0 ] || echo no-tty; echo "$NO_COLOR $TERM $PAGER $GIT_TERMINAL_PROMPT"; echo "${DSH_TEST_API_TOKEN-dropped} ${DSH_TEST_MONKEY-} ${DSH_TEST_PLAIN-}"; id -un')
       const [ids, ...rest] = result.stdout.text.split('\n')
       const [pid, pgid, sid] = ids.trim().split(/\s+/)
       expect(pgid).toBe(pid)
       expect(sid).toBe(pid)
-      expect(rest.join('\n')).toBe(`no-tty\n1 dumb cat 0\ndropped visible\n${TEST_USER}\n`)
+      expect(rest.join('\n')).toBe(`no-tty\n1 dumb cat 0\ndropped m visible\n${TEST_USER}\n`)
+      // `!NAME` (the CLI's --keep-env) keeps one variable the list would remove, on the remote side too.
+      const keep = await executor({ secretEnvPatterns: [...DEFAULT_SECRET_PATTERNS, '!DSH_TEST_API_TOKEN'] })
+      expect((await run(keep, 'echo "${DSH_TEST_API_TOKEN-dropped}"')).stdout.text).toBe('hunter2\n')
     })
 
-    it('limits become the remote rlimits before the command runs (issue 27): memory per process (ulimit -v), processes per user (ulimit -u)', async () => {
+    it('limits become the rlimits the agent sets in every command (issue 27): memory per process (RLIMIT_AS), processes per user (RLIMIT_NPROC); the agent itself has none', async () => {
       const limited = await executor({ limits: { memory: '256M', pids: 200 } })
-      const result = await run(limited, `ulimit -v; ulimit -u; python3 -c 'b = [b"x" * 2**20 for _ in range(400)]' 2>&1 | tail -1`)
-      expect(result.stdout.text).toBe(`${256 * 1024}\n200\nMemoryError\n`)
+      const result = await run(limited, `ulimit -v; ulimit -Hv; ulimit -u; ulimit -Hu; grep -o 'Max address space *[a-z0-9]*' /proc/$PPID/limits; python3 -c 'b = [b"x" * 2**20 for _ in range(400)]' 2>&1 | tail -1`)
+      expect(result.stdout.text).toBe(`${256 * 1024}\n${256 * 1024}\n200\n200\nMax address space         unlimited\nMemoryError\n`)
       // The control: without limits, the same host has none.
       const open = await executor()
       expect((await run(open, 'ulimit -v')).stdout.text).toBe('unlimited\n')
@@ -402,7 +429,7 @@ describe.skipIf(skip !== undefined)('against real sshd servers', () => {
         const report = () => logs.lines.map((line) => line.content).find((text) => text.includes('still sees') && [...text.matchAll(sleeper)].length === 2)
         await vi.waitFor(() => expect(report()).toBeDefined(), WAIT)
         const text = report()!
-        expect(text).toMatch(new RegExp(`^${task.id} \\(remote pid \\d+\\) on ${TEST_USER}@127\\.0\\.0\\.1:${a.port} has waited [\\d.]+ s for its processes to end; the remote control agent still sees `))
+        expect(text).toMatch(new RegExp(`^${task.id} \\(remote pid \\d+\\) on ${TEST_USER}@127\\.0\\.0\\.1:${a.port} has waited [\\d.]+ s for its processes to end; the agent still sees `))
         // Both sleepers, each with its reason: one in the group, one outside it (setsid) with the marker.
         const sleepers = userProcesses(TEST_USER, `sleep 1000.${m}`).map((line) => line.split(' ')[0])
         const named = [...text.matchAll(sleeper)]
@@ -435,9 +462,9 @@ describe.skipIf(skip !== undefined)('against real sshd servers', () => {
         await instances.disposeAll()
         expect(disposed.status).toBe('killed')
         expect(userProcesses(TEST_USER, `sleep 1000.${m}`)).toEqual([])
-        // The agent ended its stalled waits when its connection closed: none of its processes is left
-        // (the agent and its subshells run as `dsh-bash-ssh-agent`; the file's afterAll checks the rest).
-        await vi.waitFor(() => expect(userProcesses(TEST_USER, 'dsh-bash-ssh-agent')).toEqual([]), WAIT)
+        // The agent exited when its connection closed: none of its processes is left (it runs as
+        // `dsh-bash-agent`; the file's afterAll checks the rest).
+        await vi.waitFor(() => expect(userProcesses(TEST_USER, 'dsh-bash-agent')).toEqual([]), WAIT)
       } finally {
         logs.stop()
       }

@@ -33,6 +33,11 @@ export const BASH_ERROR = {
   taskFinished: 'DSH_TASK_FINISHED',
   /** `start` with `interactive` on an executor that cannot give a command a terminal. */
   interactiveUnsupported: 'DSH_INTERACTIVE_UNSUPPORTED',
+  /**
+   * `readFullOutput` of an output that is not kept for this owner: never existed, evicted, never
+   * spilled, or another owner's (one message for all: a caller learns nothing of others' outputs).
+   */
+  noFullOutput: 'DSH_NO_FULL_OUTPUT',
 } as const
 
 export type BashErrorCode = (typeof BASH_ERROR)[keyof typeof BASH_ERROR]
@@ -71,4 +76,9 @@ export function taskFinishedError(id: string, status: string): Error {
 /** `start` with `interactive` on an executor without terminals; names the executor. */
 export function interactiveUnsupportedError(executor: string): Error {
   return codedError(BASH_ERROR.interactiveUnsupported, `the ${executor} executor cannot run interactive commands (no terminal support)`)
+}
+
+/** `no complete output of <what> is kept for this session` (unknown, evicted and foreign alike). */
+export function noFullOutputError(what: string): Error {
+  return codedError(BASH_ERROR.noFullOutput, `no complete output of ${what} is kept for this session`)
 }

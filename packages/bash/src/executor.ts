@@ -5,6 +5,10 @@ import type {
   BashRunResult,
   BashTask,
   BashTaskRead,
+  ByteRange,
+  FullOutputInfo,
+  FullOutputRead,
+  FullOutputRef,
   SandboxMode,
   TaskDoneListener,
 } from './types.js'
@@ -76,6 +80,19 @@ export abstract class BashExecutor {
   abstract kill(id: string): Promise<boolean>
 
   /**
+   * A byte range of a launch's complete output, from the file the executor keeps of it (the spill
+   * file a cut result names; a task's output that memory still holds from its first byte), on the
+   * machine that runs this server, whichever machine ran the command. Fenced by `owner`: output of
+   * a launch with an owner is read only by that owner; an unowned launch's by anyone. Anything not
+   * kept for this owner (unknown, evicted, never spilled, another owner's) → the one error
+   * `noFullOutput`. The range is clamped to the output and to `MAX_FULL_OUTPUT_READ`.
+   */
+  abstract readFullOutput(ref: FullOutputRef, range: ByteRange, owner: string | undefined): FullOutputRead
+
+  /** The complete outputs kept for `owner` (as `readFullOutput` would read them), oldest first. */
+  abstract fullOutputs(owner: string | undefined): FullOutputInfo[]
+
+  /**
    * Writes input to an interactive task's terminal, as a person types it: `\n` or `\r` is Enter,
    * `\u0003` Ctrl-C (the terminal turns it into SIGINT for the foreground process group),
    * `\u0004` Ctrl-D, `\u001b[A` arrow up. A string is sent as UTF-8. Resolves once the bytes are
@@ -96,6 +113,14 @@ export abstract class BashExecutor {
    * without it keep the fixed 120x40. Same errors as `write`.
    */
   resize?(id: string, cols: number, rows: number): Promise<void>
+
+  /**
+   * Checks, before the first command, what this executor needs outside this process (a host it
+   * connects to, an engine and an image, a cluster); rejects with an Error whose one-line message
+   * names what is missing and how to fix it. Front ends call it at start (the CLI does), so a wrong
+   * setup fails there instead of on every call. The default has nothing to check.
+   */
+  async check(): Promise<void> {}
 
   /**
    * Reads an interactive task's terminal modes now (echo, line mode; see `TerminalModes`).

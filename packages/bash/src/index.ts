@@ -7,10 +7,13 @@ export {
   codedError,
   hasCode,
   interactiveUnsupportedError,
+  noFullOutputError,
   notInteractiveError,
   taskFinishedError,
   unknownTaskError,
 } from './errors.js'
 export { isDirectory, messageOf, pluginTimer, sleep } from './util.js'
+export { FULL_OUTPUT_URI_PREFIX, fullOutputUri, parseFullOutputUri } from './output-uri.js'
+export { DEFAULT_SECRET_PATTERNS, SECRET_PATTERN_SYNTAX, secretRules } from './secret-env.js'
 export { type LogLine, recordLogs, routeLogs } from './logs.js'
 export { formatSize, parseSize } from './size.js'

@@ -194,6 +194,12 @@ export interface LimitReached {
 
 /** The result of a foreground `run`. */
 export interface BashRunResult {
+  /**
+   * The launch id of this run (`run-3`): its complete output is `readFullOutput({id, stream})`
+   * while the executor keeps it (see `FullOutputRead`). Set by every executor built on the kit;
+   * a yielded run's task keeps answering to it too.
+   */
+  id?: string
   /** Exit code of the main process; null when it died from a signal. */
   exitCode: number | null
   /** Name of the signal that killed the main process (`SIGTERM`, …); null when it exited. */
@@ -290,6 +296,20 @@ export interface BashTaskRead {
    * sequences.
    */
   delta: string
+  /**
+   * The same new output by stream, apart: `delta` is `stdout`, then (when `stderr` is not empty) a
+   * newline if needed, `[stderr]\n` and `stderr`. Readers that must tell the executor's `[stderr]`
+   * line from output that prints one use these. An interactive task's terminal text is `stdout`
+   * (`stderr` is always '').
+   */
+  streams: { stdout: string; stderr: string }
+  /**
+   * True when `delta` is a whole screen of a full-screen program (its first line the
+   * `[screen <cols>x<rows>]` header), as the terminal view decided from its active buffer; false
+   * for everything else, however the text begins. Readers never infer it from the text: a program
+   * can print a line that reads `[screen 120x40]`.
+   */
+  screen: boolean
   /** True when part of the new output fell out of memory before this read (see the spill paths). */
   lossy: boolean
   /** Paths of intact spill files holding the complete streams, when they exist. */
@@ -298,3 +318,45 @@ export interface BashTaskRead {
 
 /** Listener of `onTaskDone`. */
 export type TaskDoneListener = (task: BashTask) => void
+
+/** One of a command's two output streams. */
+export type OutputStream = 'stdout' | 'stderr'
+
+/**
+ * Which complete output to read: a launch by id (a task id `bash-2`, or a run id `run-3` as
+ * `BashRunResult.id` gives it; `stream` defaults to stdout), or the spill path a result or read
+ * named (`CollectedOutput.spillPath`, `BashTaskRead.spillPaths`), which says its stream itself.
+ */
+export type FullOutputRef = { id: string; stream?: OutputStream } | { path: string }
+
+/** A byte range of a complete output. */
+export interface ByteRange {
+  /** First byte (0-based). */
+  offset: number
+  /** Most bytes to return (the executor may return fewer: the end of the output, its own cap). */
+  length: number
+}
+
+/** What the executor keeps of one launch's complete output (`fullOutputs`). */
+export interface FullOutputInfo {
+  /** The task id for a task (also for a yielded run), else the run id. */
+  id: string
+  stream: OutputStream
+  /** Bytes the output holds now (a running task's grows). */
+  size: number
+  /** True once the stream ended: `size` is final. */
+  complete: boolean
+}
+
+/** A range of a complete output (`readFullOutput`). */
+export interface FullOutputRead extends FullOutputInfo {
+  /** The bytes from `offset`: as many as asked for and available, never more than the cap. */
+  data: Uint8Array
+  /** The task, when the output is a task's (a yielded run's included). */
+  task?: BashTask
+  /** How the run ended, when the output is a foreground run's. */
+  run?: Pick<BashRunResult, 'exitCode' | 'signal' | 'timedOut'>
+}
+
+/** The most bytes one `readFullOutput` returns. */
+export const MAX_FULL_OUTPUT_READ = 16 * 1024 * 1024

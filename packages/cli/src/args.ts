@@ -1,10 +1,12 @@
-import { readFileSync, statSync } from 'node:fs'
-import { spillThreshold, type ToolBashConfig } from '@deepseek-ai/dsh-tool-bash'
+import { readFileSync } from 'node:fs'
+import type { ToolBashConfig } from '@deepseek-ai/dsh-tool-bash'
+import { spillThreshold } from '@deepseek-ai/dsh-tool-bash/budget'
 import { resolve } from 'node:path'
-import { parseArgs } from 'node:util'
-import { isDirectory } from '@deepseek-ai/dsh-bash'
+import { DEFAULT_SECRET_PATTERNS } from '@deepseek-ai/dsh-bash/secret-env'
+import { isDirectory } from '@deepseek-ai/dsh-bash/util'
 
 import { UsageError } from './errors.js'
+import { didYouMean, fileFlag, type FlagSpec, parseCommandLine } from './flags.js'
 import { applyExecutorFlags, executorFlagSpec, executorKind, EXECUTORS, type ExecutorKind } from './executors.js'
 import { refuseTokenFlag } from './token.js'
 import { applyLimitDefaults } from './limit-defaults.js'
@@ -85,50 +87,28 @@ export const AGENT_ENV = {
   apiKey: ['DSH_MODEL_API_KEY', 'OPENAI_API_KEY'],
 } as const
 
-type Spec = NonNullable<Parameters<typeof parseArgs>[0]>['options']
-
 const common = {
   workdir: { type: 'string' },
   executor: { type: 'string' },
   'executor-config': { type: 'string' },
   policy: { type: 'string' },
+  'keep-env': { type: 'string', multiple: true },
   ...executorFlagSpec,
   help: { type: 'boolean', short: 'h' },
-} as const satisfies Spec
+  version: { type: 'boolean', short: 'v' },
+} as const satisfies FlagSpec
 
-/** Parses flags with `node:util` `parseArgs`, turning its errors into messages that name the flag. */
-function parseFlags<S extends Spec>(command: string, args: string[], options: S) {
+/** What a command's flags asked for instead of running: its help, or the version. */
+export type Instead = 'help' | 'version'
+
+function instead(values: { help?: boolean; version?: boolean }): Instead | undefined {
+  return values.help ? 'help' : values.version ? 'version' : undefined
+}
+
+function parseFlags<S extends NonNullable<FlagSpec>>(command: string, args: string[], options: S) {
   return parseCommandLine(command, args, options, false).values
 }
 
-function parseCommandLine<S extends Spec>(command: string, args: string[], options: S, allowPositionals: boolean) {
-  try {
-    return parseArgs({ args, options, strict: true, allowPositionals })
-  } catch (error) {
-    throw new UsageError(flagError(error, options), command)
-  }
-}
-
-function flagError(error: unknown, options: Spec): string {
-  const message = error instanceof Error ? error.message : String(error)
-  const code = (error as { code?: string }).code
-  // "Option '-h, --help' …" names both forms: keep the long one.
-  const flag = /'(?:-\w, )?(--?[^' ,]+)/.exec(message)?.[1]
-  switch (code) {
-    case 'ERR_PARSE_ARGS_UNKNOWN_OPTION':
-      return `unknown flag ${flag ?? message}`
-    case 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL':
-      return `unexpected argument ${JSON.stringify(/'([^']*)'/.exec(message)?.[1] ?? message)}`
-    case 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE': {
-      // One code for two mistakes: the option's declared type says which (never the message's wording).
-      const name = flag?.replace(/^--?/, '') ?? ''
-      const declared = options && Object.hasOwn(options, name) ? options[name] : Object.values(options ?? {}).find((o) => o.short === name)
-      return declared?.type === 'boolean' ? `${flag}: takes no value` : `${flag}: expected a value`
-    }
-    default:
-      return message
-  }
-}
 
 /** `--http HOST:PORT` → host and port (0 picks a free port). IPv6 hosts in brackets: `[::1]:8080`. */
 export function parseHostPort(value: string): { host: string; port: number } {
@@ -142,7 +122,7 @@ export function parseHostPort(value: string): { host: string; port: number } {
 function parseCommon(values: Record<string, unknown>): CommonOptions {
   const executor = (values.executor as string | undefined) ?? 'local'
   if (!(EXECUTORS as readonly string[]).includes(executor)) {
-    throw new UsageError(`--executor: expected one of ${EXECUTORS.join(', ')}, got ${JSON.stringify(executor)}`)
+    throw new UsageError(`--executor: expected one of ${EXECUTORS.join(', ')}, got ${JSON.stringify(executor)}${didYouMean(executor, EXECUTORS)}`)
   }
   const options: CommonOptions = {
     executor: executor as ExecutorKind,
@@ -167,11 +147,17 @@ function parseCommon(values: Record<string, unknown>): CommonOptions {
     if (!isDirectory(options.workdir)) throw new UsageError(`--workdir: no such directory ${JSON.stringify(workdir)}`)
   }
   const policy = values.policy as string | undefined
-  if (policy !== undefined) {
-    if (!isFile(resolve(policy))) throw new UsageError(`--policy: no such file ${JSON.stringify(policy)}`)
-    options.policy = resolve(policy)
-  }
+  if (policy !== undefined) options.policy = fileFlag('--policy', policy)
   applyExecutorFlags(executor as ExecutorKind, values, options.executorConfig, options.workdir)
+  const keep = (values['keep-env'] as string[] | undefined) ?? []
+  if (keep.length > 0) {
+    for (const name of keep) {
+      if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new UsageError(`--keep-env: expected the name of an environment variable, got ${JSON.stringify(name)}`)
+    }
+    // Kept by name on top of the executor's list (`!NAME`: bash-kit env.ts), wherever it applies it.
+    const patterns = (options.executorConfig.secretEnvPatterns as string[] | undefined) ?? DEFAULT_SECRET_PATTERNS
+    options.executorConfig.secretEnvPatterns = [...patterns, ...keep.map((name) => `!${name}`)]
+  }
   return options
 }
 
@@ -180,8 +166,9 @@ function parseExecutorConfig(value: string | undefined): Record<string, unknown>
   if (value === undefined) return {}
   let text = value
   if (value.startsWith('@')) {
+    const path = fileFlag('--executor-config', value.slice(1))
     try {
-      text = readFileSync(resolve(value.slice(1)), 'utf8')
+      text = readFileSync(path, 'utf8')
     } catch (error) {
       throw new UsageError(`--executor-config: cannot read ${JSON.stringify(value.slice(1))}: ${(error as Error).message}`)
     }
@@ -198,14 +185,8 @@ function parseExecutorConfig(value: string | undefined): Record<string, unknown>
   return parsed as Record<string, unknown>
 }
 
-export function parseMcpArgs(args: string[]): McpOptions | 'help' {
-  // `--nice -5`: the parser would take `-5` for a flag; it is the value (as `--nice=-5`).
-  const joined: string[] = []
-  for (const arg of args) {
-    if (joined.at(-1) === '--nice' && /^-\d+$/.test(arg)) joined[joined.length - 1] = `--nice=${arg}`
-    else joined.push(arg)
-  }
-  const values = parseFlags('mcp', joined, {
+export function parseMcpArgs(args: string[]): McpOptions | Instead {
+  const values = parseFlags('mcp', args, {
     ...common,
     http: { type: 'string' },
     // Accepted by the parser only to be refused with the alternatives (token.ts).
@@ -218,7 +199,8 @@ export function parseMcpArgs(args: string[]): McpOptions | 'help' {
     'idle-timeout': { type: 'string' },
     nice: { type: 'string' },
   })
-  if (values.help) return 'help'
+  const other = instead(values)
+  if (other) return other
   const yieldAfterMs = seconds('--yield-after', values['yield-after'], MCP_DEFAULTS.yieldAfterSeconds) * 1000
   const resultBudget = {
     bytes: count('--max-result-bytes', values['max-result-bytes'], MCP_DEFAULTS.maxResultBytes, 200),
@@ -254,7 +236,7 @@ export function parseMcpArgs(args: string[]): McpOptions | 'help' {
   if (values['token-file'] !== undefined) {
     if (!options.http) throw new UsageError('--token-file: only used with --http')
     if (values['token-file'] === '') throw new UsageError('--token-file: expected a path')
-    options.tokenFile = resolve(values['token-file'])
+    options.tokenFile = fileFlag('--token-file', values['token-file'], 'file', { mayBeMissing: true })
     // The server's own secret: no sandboxed command reads it (README, "Secrets").
     if (options.executor === 'sandbox') {
       const config = options.executorConfig
@@ -280,6 +262,7 @@ export function parseMcpArgs(args: string[]): McpOptions | 'help' {
 /** A number of seconds (0 allowed: off), or the default. */
 function seconds(flag: string, value: string | undefined, fallback: number): number {
   if (value === undefined) return fallback
+  if (/^-\d/.test(value)) throw new UsageError(`${flag}: must not be negative, got ${value} (0 = off)`)
   const parsed = /^\d{1,7}(\.\d{1,3})?$/.test(value) ? Number(value) : NaN
   if (!Number.isFinite(parsed)) throw new UsageError(`${flag}: expected a number of seconds (0 = off), got ${JSON.stringify(value)}`)
   return parsed
@@ -288,14 +271,16 @@ function seconds(flag: string, value: string | undefined, fallback: number): num
 /** A whole number of at least `min`, or the default. */
 function count(flag: string, value: string | undefined, fallback: number, min: number): number {
   if (value === undefined) return fallback
+  if (/^-\d/.test(value)) throw new UsageError(`${flag}: must not be negative, got ${value} (at least ${min})`)
   const parsed = /^\d{1,9}$/.test(value) ? Number(value) : NaN
   if (!(parsed >= min)) throw new UsageError(`${flag}: expected a whole number of at least ${min}, got ${JSON.stringify(value)}`)
   return parsed
 }
 
-export function parseReplArgs(args: string[]): ReplOptions | 'help' {
+export function parseReplArgs(args: string[]): ReplOptions | Instead {
   const values = parseFlags('repl', args, common)
-  if (values.help) return 'help'
+  const other = instead(values)
+  if (other) return other
   return parseCommon(values)
 }
 
@@ -305,7 +290,7 @@ type Env = Record<string, string | undefined>
  * `dsh-bash agent [flags] PROMPT`. Flags win over the environment (`AGENT_ENV`). The key is only
  * ever read from a variable (`--api-key-env NAME`), so it never lands in shell history or `ps`.
  */
-export function parseAgentArgs(args: string[], env: Env = process.env): AgentCommandOptions | 'help' {
+export function parseAgentArgs(args: string[], env: Env = process.env): AgentCommandOptions | Instead {
   const end = args.indexOf('--')
   const keyFlag = (end < 0 ? args : args.slice(0, end)).find((arg) => /^--api-key(=|$)/.test(arg))
   if (keyFlag !== undefined) {
@@ -324,7 +309,8 @@ export function parseAgentArgs(args: string[], env: Env = process.env): AgentCom
     },
     true,
   )
-  if (values.help) return 'help'
+  const other = instead(values)
+  if (other) return other
   const options = parseCommon(values)
   applyLimitDefaults(options.executor, values, options.executorConfig)
   const pick = (names: readonly string[]) => {
@@ -357,6 +343,7 @@ export function parseAgentArgs(args: string[], env: Env = process.env): AgentCom
   let maxSteps = DEFAULT_AGENT_MAX_STEPS
   const steps = values['max-steps']
   if (steps !== undefined) {
+    if (/^-\d/.test(steps)) throw new UsageError(`--max-steps: must not be negative, got ${steps}`)
     maxSteps = /^\d{1,6}$/.test(steps) ? Number(steps) : NaN
     if (!(maxSteps >= 1)) throw new UsageError(`--max-steps: expected a positive integer, got ${JSON.stringify(steps)}`)
   }
@@ -386,14 +373,6 @@ function isHttpUrl(value: string): boolean {
   try {
     const url = new URL(value)
     return url.protocol === 'http:' || url.protocol === 'https:'
-  } catch {
-    return false
-  }
-}
-
-function isFile(path: string): boolean {
-  try {
-    return statSync(path).isFile()
   } catch {
     return false
   }

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs'
-import { parseAgentArgs, parseMcpArgs, parseReplArgs } from './args.js'
+import { type Instead, parseAgentArgs, parseMcpArgs, parseReplArgs } from './args.js'
+import { didYouMean } from './flags.js'
 import { isStartupError, isUsageError, UsageError } from './errors.js'
 import { AGENT_HELP, MAIN_HELP, MCP_HELP, REPL_HELP } from './help.js'
 
@@ -7,16 +8,16 @@ import { AGENT_HELP, MAIN_HELP, MCP_HELP, REPL_HELP } from './help.js'
 /** A command: its help, and how it parses its flags and runs (its module is loaded only then). */
 interface Command {
   help: string
-  /** Parses `args` and runs the command; 'help' when the flags asked for it. */
-  run(args: string[]): Promise<number | 'help'>
+  /** Parses `args` and runs the command; 'help' or 'version' when the flags asked for that instead. */
+  run(args: string[]): Promise<number | Instead>
 }
 
-function command<O>(help: string, parse: (args: string[]) => O | 'help', load: () => Promise<(options: O) => Promise<number>>): Command {
+function command<O>(help: string, parse: (args: string[]) => O | Instead, load: () => Promise<(options: O) => Promise<number>>): Command {
   return {
     help,
     async run(args) {
       const options = parse(args)
-      if (options === 'help') return 'help'
+      if (options === 'help' || options === 'version') return options as Instead
       // Loaded only now: help and usage errors stay fast. (composeApp sends cordis' logs to stderr.)
       const run = await load()
       return await run(options)
@@ -49,15 +50,16 @@ export async function main(argv: string[], io: { out?: NodeJS.WritableStream; er
       const topic = rest[0]
       if (topic === undefined) return write(out, MAIN_HELP), 0
       const help = lookup(topic)?.help
-      if (!help) throw new UsageError(`help: unknown command ${JSON.stringify(topic)}`)
+      if (!help) throw new UsageError(`help: unknown command ${JSON.stringify(topic)}${didYouMean(topic, Object.keys(COMMANDS))}`)
       return write(out, help), 0
     }
-    if (name.startsWith('-')) throw new UsageError(`unknown flag ${name}`)
+    if (name.startsWith('-')) throw new UsageError(`unknown flag ${name}${didYouMean(name, ['--help', '--version'])}`)
     const command = lookup(name)
-    if (!command) throw new UsageError(`unknown command ${JSON.stringify(name)} (expected mcp, repl or agent)`)
+    if (!command) throw new UsageError(`unknown command ${JSON.stringify(name)} (expected mcp, repl or agent)${didYouMean(name, Object.keys(COMMANDS))}`)
     hint = name
     const code = await command.run(rest)
     if (code === 'help') return write(out, command.help), 0
+    if (code === 'version') return write(out, version()), 0
     return code
   } catch (error) {
     if (isUsageError(error)) {

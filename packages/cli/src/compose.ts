@@ -1,6 +1,7 @@
 import { Context, Logger } from 'cordis'
 import type {} from '@deepseek-ai/dsh-agent'
-import { routeLogs } from '@deepseek-ai/dsh-bash'
+import { BASH_ERROR, routeLogs } from '@deepseek-ai/dsh-bash'
+import { hasCode } from '@deepseek-ai/dsh-tools'
 import type { CommonOptions } from './args.js'
 import { executorKind, type ExecutorKind } from './executors.js'
 import { StartupError, UsageError } from './errors.js'
@@ -16,7 +17,12 @@ export interface App {
 
 
 /** The optional policy plugin. */
-const POLICY = { module: '@deepseek-ai/dsh-bash-policy', plugin: 'BashPolicy', load: 'loadPolicyFile' }
+const POLICY = {
+  module: '@deepseek-ai/dsh-bash-policy',
+  import: (): Promise<Record<string, unknown>> => import('@deepseek-ai/dsh-bash-policy'),
+  plugin: 'BashPolicy',
+  load: 'loadPolicyFile',
+}
 
 type PluginClass = new (ctx: Context, config: Record<string, unknown>) => unknown
 
@@ -28,11 +34,10 @@ export function logToStderr(): void {
 /** The executor plugin class for a kind, imported on demand. */
 export async function loadExecutor(kind: ExecutorKind): Promise<PluginClass> {
   // The table of executors.ts names the package and export of every kind.
-  const { module, export: name } = executorKind(kind)
+  const { module, export: name, load } = executorKind(kind)
   let loaded: Record<string, unknown>
   try {
-    // A variable specifier: these packages are optional and need not be built.
-    loaded = (await import(module)) as Record<string, unknown>
+    loaded = await load()
   } catch (error) {
     throw new StartupError(`executor "${kind}" is not available: ${firstLine(error)}`)
   }
@@ -48,7 +53,7 @@ export async function loadExecutor(kind: ExecutorKind): Promise<PluginClass> {
 async function loadPolicy(path: string): Promise<{ plugin: unknown; config: unknown }> {
   let loaded: Record<string, unknown>
   try {
-    loaded = (await import(POLICY.module)) as Record<string, unknown>
+    loaded = await POLICY.import()
   } catch (error) {
     throw new StartupError(`--policy is not available: ${firstLine(error)}`)
   }
@@ -64,7 +69,7 @@ async function loadPolicy(path: string): Promise<{ plugin: unknown; config: unkn
 }
 
 /**
- * Builds the cordis app: `ctx.tools`, `ctx.agents`, the executor (`ctx.bash`), the three tools, and
+ * Builds the cordis app: `ctx.tools`, `ctx.agents`, the executor (`ctx.bash`), the four bash tools, and
  * the policy when one is given. Plugin failures, which cordis only logs, become a `StartupError`.
  */
 export async function composeApp(options: CommonOptions): Promise<App> {
@@ -79,7 +84,12 @@ export async function composeApp(options: CommonOptions): Promise<App> {
   const policy = options.policy ? await loadPolicy(options.policy) : undefined
   const ctx = new Context()
   const errors: string[] = []
-  ctx.on('internal/error', (error: unknown) => void errors.push(firstLine(error)))
+  let invalidConfig: string | undefined
+  ctx.on('internal/error', (error: unknown) => {
+    errors.push(firstLine(error))
+    // The executor refused its config: a mistake on the command line (exit 2), as a bad policy is.
+    if (hasCode(error, BASH_ERROR.invalidConfig)) invalidConfig ??= firstLine(error)
+  })
   const base = Logger.levels.base
   Logger.levels.base = 0 // Startup errors are reported once, below, without a stack trace.
   try {
@@ -97,7 +107,16 @@ export async function composeApp(options: CommonOptions): Promise<App> {
   const missing = !ctx.get('bash') ? `executor "${options.executor}"` : !ctx.tools?.get('bash') ? 'the bash tools' : undefined
   if (missing || errors.length > 0) {
     await app.shutdown()
+    if (invalidConfig) throw new UsageError(`--executor-config: ${invalidConfig}`)
     throw new StartupError(`could not start ${missing ?? 'the tools'}: ${errors.join('; ') || 'unknown error'}`)
+  }
+  try {
+    // What the executor needs outside this process (a host, an engine and image, a cluster): a wrong
+    // setup fails here, in one line naming the fix, instead of on every call.
+    await ctx.get('bash')!.check()
+  } catch (error) {
+    await app.shutdown()
+    throw new StartupError(`executor "${options.executor}": ${firstLine(error)}`)
   }
   return app
 }

@@ -1,5 +1,5 @@
-import { AGENT_ERROR } from '@deepseek-ai/dsh-agent'
-import { codedError, hasCode } from '@deepseek-ai/dsh-tools'
+import { AGENT_ERROR } from '@deepseek-ai/dsh-agent/errors'
+import { codedError, hasCode } from '@deepseek-ai/dsh-tools/errors'
 
 /**
  * Every error the CLI raises on purpose, with a stable `code`; the messages are what the user

@@ -5,6 +5,7 @@ import { join, resolve } from 'node:path'
 import { parseSize } from '@deepseek-ai/dsh-bash'
 import { checkPattern, normalizeHost } from '@deepseek-ai/dsh-bash-sandbox/rules'
 import { UsageError } from './errors.js'
+import { didYouMean, fileFlag } from './flags.js'
 
 // The flag handlers of the executor kinds that need more than a line; the table is executors.ts.
 
@@ -26,7 +27,7 @@ export function applySandboxFlags(values: Record<string, unknown>, config: Recor
   const mode = values['sandbox-mode'] as string | undefined
   const network = values.network as string | undefined
   if (mode !== undefined) {
-    if (!SANDBOX_MODES.includes(mode)) throw new UsageError(`--sandbox-mode: expected one of ${SANDBOX_MODES.join(', ')}, got ${JSON.stringify(mode)}`)
+    if (!SANDBOX_MODES.includes(mode)) throw new UsageError(`--sandbox-mode: expected one of ${SANDBOX_MODES.join(', ')}, got ${JSON.stringify(mode)}${didYouMean(mode, SANDBOX_MODES)}`)
     config.mode = mode
   }
   if (network !== undefined) {
@@ -125,13 +126,13 @@ export function applySshFlags(values: Record<string, unknown>, config: Record<st
   const knownHosts = values['known-hosts'] as string | undefined
   if (hosts.length > 0) {
     const targets = hosts.map(parseSshTarget)
-    const keyPath = key !== undefined ? resolve(key) : defaultKey()
+    const keyPath = key !== undefined ? fileFlag('--ssh-key', key) : defaultKey()
     if (!keyPath) throw new UsageError('--ssh-key: required (no ~/.ssh/id_ed25519, id_ecdsa or id_rsa found)')
-    if (!existsSync(keyPath)) throw new UsageError(`--ssh-key: no such file ${JSON.stringify(key ?? keyPath)}`)
     const knownHostsPath = knownHosts !== undefined ? resolve(knownHosts) : join(homedir(), '.ssh', 'known_hosts')
     if (!existsSync(knownHostsPath)) {
       throw new UsageError(`--known-hosts: no such file ${JSON.stringify(knownHosts ?? knownHostsPath)} (host keys are never accepted blindly)`)
     }
+    fileFlag('--known-hosts', knownHostsPath)
     config.hosts = targets.map((target) => ({ ...target, privateKeyPath: keyPath, hostKey: { knownHostsPath } }))
   } else if (config.hosts === undefined) {
     throw new UsageError('--ssh: required with --executor ssh (user@host[:port], repeatable)')

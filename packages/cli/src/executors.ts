@@ -4,10 +4,10 @@
  * `--workdir` is read, and how its flags fold into the executor config. Kept light: `--help` and
  * usage errors import it without loading any executor.
  */
-import { resolve } from 'node:path'
 import { UsageError } from './errors.js'
 import { applyLimitsConfig, applySandboxFlags, applySshFlags, type LimitName, limitValue, nonEmpty } from './executor-flags.js'
 import { limitDefaultsHelp } from './limit-defaults.js'
+import { fileFlag } from './flags.js'
 
 /** One flag of an executor kind (a `node:util` parseArgs option plus its help). */
 export interface ExecutorFlag {
@@ -19,8 +19,13 @@ export interface ExecutorFlag {
 
 /** One executor kind of the command line. */
 export interface ExecutorKindSpec {
-  /** The package holding the plugin; imported on demand (never at start-up of another kind). */
+  /** The package holding the plugin (named in errors). */
   module: string
+  /**
+   * Imports `module`, on demand (never at start-up of another kind). A literal `import()` so that
+   * the bundler of the published package (packages/cli/bundle.mjs) finds and splits it.
+   */
+  load(): Promise<Record<string, unknown>>
   /** The plugin class exported by `module`. */
   export: string
   /** A few words for `--executor KIND` in the help. */
@@ -69,6 +74,7 @@ function limitOrZero(values: Record<string, unknown>, name: LimitName): number |
 export const EXECUTOR_KINDS = {
   local: {
     module: '@deepseek-ai/dsh-bash-local',
+    load: () => import('@deepseek-ai/dsh-bash-local'),
     export: 'LocalExecutor',
     summary: 'local (default)',
     workdir: 'host',
@@ -77,6 +83,7 @@ export const EXECUTOR_KINDS = {
   },
   sandbox: {
     module: '@deepseek-ai/dsh-bash-sandbox',
+    load: () => import('@deepseek-ai/dsh-bash-sandbox'),
     export: 'SandboxExecutor',
     summary: 'sandbox',
     workdir: 'host',
@@ -108,6 +115,7 @@ export const EXECUTOR_KINDS = {
   },
   ssh: {
     module: '@deepseek-ai/dsh-bash-ssh',
+    load: () => import('@deepseek-ai/dsh-bash-ssh'),
     export: 'SshExecutor',
     summary: 'ssh',
     workdir: 'remote',
@@ -124,6 +132,7 @@ export const EXECUTOR_KINDS = {
   },
   container: {
     module: '@deepseek-ai/dsh-bash-container',
+    load: () => import('@deepseek-ai/dsh-bash-container'),
     export: 'ContainerExecutor',
     summary: 'container',
     workdir: 'host',
@@ -154,6 +163,7 @@ export const EXECUTOR_KINDS = {
   },
   kubernetes: {
     module: '@deepseek-ai/dsh-bash-kubernetes',
+    load: () => import('@deepseek-ai/dsh-bash-kubernetes'),
     export: 'KubernetesExecutor',
     summary: 'kubernetes',
     workdir: 'host',
@@ -184,7 +194,7 @@ export const EXECUTOR_KINDS = {
         }
         config.namespace = namespace
       }
-      if (template !== undefined) config.podTemplateFile = resolve(template)
+      if (template !== undefined) config.podTemplateFile = fileFlag('--pod-template', template, 'file', { mayBeMissing: true })
       if (config.image === undefined && config.podTemplateFile === undefined && config.podTemplate === undefined) {
         throw new UsageError('--image: required with --executor kubernetes (unless --pod-template names the image)')
       }

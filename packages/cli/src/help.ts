@@ -1,5 +1,23 @@
 /** Help texts: kept apart so that `--help` and usage errors load nothing heavy. */
+import { DEFAULT_SECRET_PATTERNS } from '@deepseek-ai/dsh-bash/secret-env'
 import { executorFlagHelp, executorKindsHelp } from './executors.js'
+
+/** The secret-name list, wrapped to the help's width after `indent`. */
+function secretList(indent: string): string {
+  const lines: string[] = []
+  let line = ''
+  for (const pattern of DEFAULT_SECRET_PATTERNS) {
+    const next = line === '' ? pattern : `${line}, ${pattern}`
+    if (indent.length + next.length > 96) {
+      lines.push(`${line},`)
+      line = pattern
+    } else {
+      line = next
+    }
+  }
+  lines.push(line)
+  return lines.map((text) => `${indent}${text}`).join('\n')
+}
 
 /**
  * The flags of every command that builds the tools (workspace, executor, policy, help), one line
@@ -15,7 +33,12 @@ function toolFlags(
     // Every executor's own flags come from the table of executors.ts.
     ...executorFlagHelp(lines.ssh ? { ssh: [lines.ssh] } : {}),
     lines.policy ?? '  --policy FILE           a command policy file (needs @deepseek-ai/dsh-bash-policy)',
+    '  --keep-env NAME         pass variable NAME to commands although its name looks secret',
+    '                          (repeatable). Commands never see variables whose whole name matches',
+    '                          (case-insensitive; MONKEY and TOKENIZERS_PARALLELISM stay):',
+    secretList('                            '),
     '  -h, --help              show this help',
+    '  -v, --version           print the version',
   ].join('\n')
 }
 
@@ -122,5 +145,7 @@ export const REPL_COMMANDS = `Input:
   :tasks             list the background tasks
   :json              toggle showing whole results as JSON ({content, isError})
   :help              this list
-  :quit              leave (running tasks are killed); so does end of input
+  :quit              leave (running tasks are killed); so does end of input (Ctrl-D)
+Ctrl-C stops a running call, clears a half-typed line, and on an empty line says which tasks
+leaving would kill; a second Ctrl-C there leaves.
 Notices of finished background tasks are printed as "[notice] <text>" when they are injected.`

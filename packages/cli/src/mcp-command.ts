@@ -22,6 +22,10 @@ export function mcpInstructions(promptSection: string): string {
   return `These tools run shell commands on the user's machine: bash runs one, bash_output reads what a background task printed since the last read, bash_kill stops a task, bash_input types into an interactive task. ${promptSection}`
 }
 
+/** The one line `dsh-bash mcp` prints on stderr when stdin is a terminal. */
+export const MCP_ON_TERMINAL_HINT =
+  'serving MCP on stdin/stdout for an MCP client (JSON-RPC, not typed commands); to try the tools by hand run "dsh-bash repl"; Ctrl-C stops'
+
 /**
  * Runs `dsh-bash mcp`; resolves with the exit code once the server stopped.
  *
@@ -47,6 +51,9 @@ export async function runMcp(options: McpOptions): Promise<number> {
       log(`--nice ${applied.nice} applies to this session's autogroup, shared with ${applied.sharedWith} other process${applied.sharedWith === 1 ? '' : 'es'}: start the server with setsid to change only its own`)
     }
   }
+  // A person who ran `dsh-bash mcp` in a terminal would otherwise see nothing, and JSON-RPC errors
+  // for whatever they type.
+  if (!options.http && process.stdin.isTTY) log(MCP_ON_TERMINAL_HINT)
   // Light modules first: on stdio the front reads stdin and answers `initialize` while the rest loads.
   const [{ DEFAULT_SERVER_INFO, StdioFront }, { bashPromptSection }] = await Promise.all([
     import('@deepseek-ai/dsh-mcp/front'),

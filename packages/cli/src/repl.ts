@@ -3,6 +3,7 @@ import { createInterface } from 'node:readline'
 import type { Readable, Writable } from 'node:stream'
 import type { Agent } from '@deepseek-ai/dsh-agent'
 import type { ApprovalDecision, ApprovalRequest, SecretInputAnswer, SecretInputRequest, ToolResult } from '@deepseek-ai/dsh-tools'
+import { visibleText } from '@deepseek-ai/dsh-tools'
 import type { ReplOptions } from './args.js'
 import { askApproval } from './approval.js'
 import { type App, attach, composeApp } from './compose.js'
@@ -39,17 +40,58 @@ export async function runRepl(options: ReplOptions, io: Io = { input: process.st
     repl.abort()
     reader.end()
   })
-  rl.on('SIGINT', () => (repl.busy ? repl.abort() : reader.end()))
+  // Ctrl-C as in a shell: it stops a running call, clears a half-typed line, and on an empty line
+  // says what leaving would kill; a second Ctrl-C on the empty line (or Ctrl-D) leaves.
+  let leaving = false
+  rl.on('SIGINT', () => {
+    if (repl.busy) return repl.abort()
+    if (rl.line !== '') {
+      leaving = false
+      rl.write(null, { ctrl: true, name: 'e' })
+      rl.write(null, { ctrl: true, name: 'u' })
+      io.output.write('^C\n')
+      return rl.prompt()
+    }
+    if (leaving) return reader.end()
+    leaving = true
+    const running = runningTasks(app)
+    io.output.write(`\n${leaveWarning(running)}\n`)
+    rl.prompt()
+  })
+  rl.on('line', () => (leaving = false))
   try {
     if (tty) io.output.write(`dsh-bash REPL in ${repl.agent.session.header.cwd}. :help lists the commands.\n`)
     await repl.loop()
   } finally {
     rl.close()
-    const running = app.ctx.get('bash')?.list().filter((task) => task.status === 'running').length ?? 0
-    if (running > 0) process.stderr.write(`dsh-bash: killing ${running} running background task(s)\n`)
+    const running = runningTasks(app)
+    if (running.length > 0) process.stderr.write(`${leavingText(running)}\n`)
     await app.shutdown()
   }
   return 0
+}
+
+function runningTasks(app: App) {
+  return app.ctx.get('bash')?.list().filter((task) => task.status === 'running') ?? []
+}
+
+/** What Ctrl-C on an empty line says (docs/harness.md). */
+export function leaveWarning(running: { id: string; command: string }[]): string {
+  return `(Ctrl-C again or Ctrl-D to leave${running.length > 0 ? `; it kills ${describeTasks(running)}` : ''})`
+}
+
+/** What leaving with running tasks says on stderr (docs/harness.md). */
+export function leavingText(running: { id: string; command: string }[]): string {
+  return `dsh-bash: killing ${describeTasks(running)}`
+}
+
+/** `2 running background task(s): bash-1 (sleep 100), bash-2 (npm run dev)`, commands cut to 40 characters. */
+export function describeTasks(tasks: { id: string; command: string }[]): string {
+  const shown = tasks.map((task) => {
+    const line = visibleText(task.command.split('\n')[0])
+    return `${task.id} (${line.length > 40 ? `${line.slice(0, 39)}…` : line})`
+  })
+  return `${tasks.length} running background task(s): ${shown.join(', ')}`
 }
 
 /** `:call NAME {json}` → the tool call, or a message saying what is wrong. */

@@ -10,8 +10,14 @@ const SCOPE = '@deepseek-ai/'
 function workspaceGraph(): Map<string, string[]> {
   const graph = new Map<string, string[]>()
   for (const dir of readdirSync(join(ROOT, 'packages'))) {
-    const pkg = JSON.parse(readFileSync(join(ROOT, 'packages', dir, 'package.json'), 'utf8')) as { name: string; dependencies?: Record<string, string> }
-    const deps = Object.keys(pkg.dependencies ?? {}).filter((name) => name.startsWith(SCOPE))
+    const pkg = JSON.parse(readFileSync(join(ROOT, 'packages', dir, 'package.json'), 'utf8')) as {
+      name: string
+      dependencies?: Record<string, string>
+      devDependencies?: Record<string, string>
+    }
+    // The CLI bundles the workspace packages it uses (bundle.mjs): they are its devDependencies.
+    const bundled = pkg.name === `${SCOPE}dsh-bash-cli` ? pkg.devDependencies : {}
+    const deps = Object.keys({ ...pkg.dependencies, ...bundled }).filter((name) => name.startsWith(SCOPE))
     graph.set(pkg.name.slice(SCOPE.length), deps.map((name) => name.slice(SCOPE.length)).sort())
   }
   return graph

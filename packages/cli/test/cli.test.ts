@@ -33,9 +33,12 @@ describe('dsh-bash: help, usage errors and exit codes', () => {
     expect(stderr).toBe('')
   })
 
-  it('--version prints the version', () => {
-    expect(run('--version')).toEqual({ code: 0, stdout: '0.1.0\n', stderr: '' })
-  })
+  it.each([[['--version']], [['-v']], [['mcp', '--version']], [['repl', '-v']], [['agent', '--version']], [['mcp', '--executor', 'ssh', '--version']]])(
+    '%j prints the version',
+    (args) => {
+      expect(run(...args)).toEqual({ code: 0, stdout: '0.1.0\n', stderr: '' })
+    },
+  )
 
   it.each([
     [[], 'dsh-bash: missing command (mcp, repl or agent)\nTry "dsh-bash --help".\n'],
@@ -59,7 +62,23 @@ describe('dsh-bash: help, usage errors and exit codes', () => {
     [['mcp', '--nice', 'high'], 'dsh-bash: --nice: expected a whole number from -20 to 19, got "high"\nTry "dsh-bash mcp --help".\n'],
     [['mcp', '--nice'], 'dsh-bash: --nice: expected a value\nTry "dsh-bash mcp --help".\n'],
     [['mcp', '--yield-after', 'soon'], 'dsh-bash: --yield-after: expected a number of seconds (0 = off), got "soon"\nTry "dsh-bash mcp --help".\n'],
-    [['mcp', '--yield-after=-1'], 'dsh-bash: --yield-after: expected a number of seconds (0 = off), got "-1"\nTry "dsh-bash mcp --help".\n'],
+    [['mcp', '--yield-after=-1'], 'dsh-bash: --yield-after: must not be negative, got -1 (0 = off)\nTry "dsh-bash mcp --help".\n'],
+    [['mcp', '--yield-after', '-1'], 'dsh-bash: --yield-after: must not be negative, got -1 (0 = off)\nTry "dsh-bash mcp --help".\n'],
+    [['mcp', '--max-result-bytes', '-5'], 'dsh-bash: --max-result-bytes: must not be negative, got -5 (at least 200)\nTry "dsh-bash mcp --help".\n'],
+    [['mcp', '--max-result-lines', '1e3'], 'dsh-bash: --max-result-lines: expected a whole number of at least 10, got "1e3"\nTry "dsh-bash mcp --help".\n'],
+    [['agent', '--base-url', 'http://127.0.0.1:9/v1', '--model', 'm', '--max-steps', '-2', 'hi'], 'dsh-bash: --max-steps: must not be negative, got -2\nTry "dsh-bash agent --help".\n'],
+    [['mcp', '--nice', '-5', '--nice', '3'], 'dsh-bash: --nice: given twice (it takes one value; the command line must say which)\nTry "dsh-bash mcp --help".\n'],
+    [['repl', '--executor', 'sandbox', '--executor', 'local'], 'dsh-bash: --executor: given twice (it takes one value; the command line must say which)\nTry "dsh-bash repl --help".\n'],
+    [['repl', '--executor=local', '--executor', 'local'], 'dsh-bash: --executor: given twice (it takes one value; the command line must say which)\nTry "dsh-bash repl --help".\n'],
+    [['mcp', '--policy', '/tmp'], 'dsh-bash: --policy: "/tmp" is a directory, expected a file\nTry "dsh-bash mcp --help".\n'],
+    [['mcp', '--executor-config', '@/tmp'], 'dsh-bash: --executor-config: "/tmp" is a directory, expected a file\nTry "dsh-bash mcp --help".\n'],
+    [['mcp', '--executor', 'ssh', '--workdir', '/srv', '--ssh', 'u@h', '--ssh-key', '/tmp'], 'dsh-bash: --ssh-key: "/tmp" is a directory, expected a file\nTry "dsh-bash mcp --help".\n'],
+    [['mcp', '--workdri', '/tmp'], 'dsh-bash: unknown flag --workdri (did you mean --workdir?)\nTry "dsh-bash mcp --help".\n'],
+    [['mcp', '--executor', 'sandbx'], 'dsh-bash: --executor: expected one of local, sandbox, ssh, container, kubernetes, got "sandbx" (did you mean sandbox?)\nTry "dsh-bash mcp --help".\n'],
+    [['mcp', '--executor', 'sandbox', '--sandbox-mode', 'read-olny'], 'dsh-bash: --sandbox-mode: expected one of read-only, workspace-write, danger-full-access, got "read-olny" (did you mean read-only?)\nTry "dsh-bash mcp --help".\n'],
+    [['mpc'], 'dsh-bash: unknown command "mpc" (expected mcp, repl or agent) (did you mean mcp?)\nTry "dsh-bash --help".\n'],
+    [['--verison'], 'dsh-bash: unknown flag --verison (did you mean --version?)\nTry "dsh-bash --help".\n'],
+    [['repl', '--executor-config', '{"timeoutMs":-1}'], 'dsh-bash: --executor-config: invalid local executor config: timeoutMs must be positive\nTry "dsh-bash repl --help".\n'],
     [['mcp', '--max-result-bytes', '100'], 'dsh-bash: --max-result-bytes: expected a whole number of at least 200, got "100"\nTry "dsh-bash mcp --help".\n'],
     [['mcp', '--max-result-lines', '1.5'], 'dsh-bash: --max-result-lines: expected a whole number of at least 10, got "1.5"\nTry "dsh-bash mcp --help".\n'],
     [['mcp', '--http', '127.0.0.1:0', '--allow-origin', 'localhost'], 'dsh-bash: --allow-origin: expected an origin like http://localhost:6274, got "localhost"\nTry "dsh-bash mcp --help".\n'],
@@ -93,21 +112,13 @@ describe('dsh-bash: help, usage errors and exit codes', () => {
     expect(run(...args)).toEqual({ code: 2, stdout: '', stderr: message })
   })
 
-  it('an executor config the executor refuses is a runtime failure (exit 1) naming the key', () => {
-    expect(run('repl', '--executor-config', '{"timeoutMs":-1}')).toEqual({
-      code: 1,
-      stdout: '',
-      stderr: 'dsh-bash: could not start executor "local": invalid local executor config: timeoutMs must be positive\n',
-    })
-  })
-
   it('reads --executor-config from @FILE', () => {
     const dir = mkdtempSync(join(tmpdir(), 'dsh-cli-'))
     try {
       writeFileSync(join(dir, 'c.json'), '{"maxTimeoutMs": 0}')
       const { code, stderr } = run('repl', '--executor-config', `@${join(dir, 'c.json')}`)
-      expect(code).toBe(1)
-      expect(stderr).toBe('dsh-bash: could not start executor "local": invalid local executor config: maxTimeoutMs must be positive\n')
+      expect(code).toBe(2)
+      expect(stderr).toBe('dsh-bash: --executor-config: invalid local executor config: maxTimeoutMs must be positive\nTry "dsh-bash repl --help".\n')
     } finally {
       rmSync(dir, { recursive: true, force: true })
     }
@@ -136,6 +147,15 @@ describe('dsh-bash: help, usage errors and exit codes', () => {
 })
 
 describe('argument parsing', () => {
+  it('--keep-env NAME adds !NAME to the secret list the executor applies (the defaults, or the config\'s)', () => {
+    const patterns = parseReplArgs(['--keep-env', 'GITHUB_TOKEN', '--keep-env', 'NPM_TOKEN']) as { executorConfig: { secretEnvPatterns: string[] } }
+    expect(patterns.executorConfig.secretEnvPatterns.slice(-2)).toEqual(['!GITHUB_TOKEN', '!NPM_TOKEN'])
+    expect(patterns.executorConfig.secretEnvPatterns).toContain('*_TOKEN')
+    const custom = parseReplArgs(['--executor-config', '{"secretEnvPatterns":["*_X"]}', '--keep-env', 'A_X']) as { executorConfig: { secretEnvPatterns: string[] } }
+    expect(custom.executorConfig.secretEnvPatterns).toEqual(['*_X', '!A_X'])
+    expect(() => parseReplArgs(['--keep-env', 'A B'])).toThrow('--keep-env: expected the name of an environment variable, got "A B"')
+  })
+
   it('parses HOST:PORT, IPv6 in brackets, port 0', () => {
     expect(parseHostPort('127.0.0.1:8080')).toEqual({ host: '127.0.0.1', port: 8080 })
     expect(parseHostPort('localhost:0')).toEqual({ host: 'localhost', port: 0 })

@@ -5,9 +5,10 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { expect, it } from 'vitest'
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { z } from 'zod'
-import { bashDescription, BASH_KILL_DESCRIPTION, BASH_OUTPUT_DESCRIPTION, bashParameters, taskParameters } from '@deepseek-ai/dsh-tool-bash'
-import { bash, call, type StdioServer, waitFor } from './helpers.js'
+import { bashDescription, BASH_KILL_DESCRIPTION, BASH_OUTPUT_DESCRIPTION, bashParameters, outputParameters, taskParameters } from '@deepseek-ai/dsh-tool-bash'
+import { bash, call, readBack, type StdioServer, waitFor } from './helpers.js'
 
 export const LEFTOVER = '[stopped 1 leftover process(es); use run_in_background for servers and watchers]'
 const schema = (parameters: z.ZodType) => z.toJSONSchema(parameters, { io: 'input', unrepresentable: 'any' })
@@ -51,7 +52,7 @@ export function contractChecks(target: () => ContractTarget, extraTexts: [string
     const { tools } = await target().server.client.listTools()
     expect(tools.map((tool) => tool.name)).toEqual(['bash', 'bash_output', 'bash_kill', 'bash_input'])
     expect(tools[0]).toMatchObject({ description: bashDescription({ yieldAfterMs: 50_000 }), inputSchema: schema(bashParameters) })
-    expect(tools[1]).toMatchObject({ description: BASH_OUTPUT_DESCRIPTION, inputSchema: schema(taskParameters) })
+    expect(tools[1]).toMatchObject({ description: BASH_OUTPUT_DESCRIPTION, inputSchema: schema(outputParameters) })
     expect(tools[2]).toMatchObject({ description: BASH_KILL_DESCRIPTION, inputSchema: schema(taskParameters) })
     expect(tools[0].inputSchema.required).toEqual(['command', 'description'])
   })
@@ -105,6 +106,23 @@ export function contractChecks(target: () => ContractTarget, extraTexts: [string
     }
     // Even a client that kept only the first 2,000 characters would keep the path.
     expect(text.slice(0, 2_000)).toContain(match![1])
+  })
+
+  it("seq 1 200000: the model reads the complete output with its own tools (bash_output by ranges), and a client through the resource; structuredContent validates", async () => {
+    const c = target().server.client
+    // The SDK client validates structuredContent against each tool's outputSchema once it listed them.
+    await c.listTools()
+    const result = (await c.callTool({ name: 'bash', arguments: { command: 'seq 1 200000', description: 'count' } })) as CallToolResult
+    const full = `${Array.from({ length: 200000 }, (_, i) => i + 1).join('\n')}\n`
+    expect(result.structuredContent).toMatchObject({ status: 'completed', exitCode: 0, truncated: true, fullOutput: expect.stringMatching(/^dsh-bash:\/\/output\/run-\d+\/stdout$/) })
+    const path = /^\[output truncated; full output: (\S+)\]$/m.exec((result.content[0] as { text: string }).text)![1]
+    expect(await readBack(c, path)).toBe(full)
+    const uri = String(result.structuredContent!.fullOutput)
+    const read = await c.readResource({ uri })
+    expect(read.contents[0]).toMatchObject({ uri, mimeType: 'text/plain', text: full })
+    const ranged = await c.readResource({ uri: `${uri}?offset=1000&length=50` })
+    expect(ranged.contents[0]).toMatchObject({ text: full.slice(1000, 1050) })
+    expect(ranged._meta).toEqual({ 'dsh-bash': { offset: 1000, length: 50, size: full.length, complete: true } })
   })
 
   it.each([

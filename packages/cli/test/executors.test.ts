@@ -1,10 +1,10 @@
-import { spawnSync } from 'node:child_process'
-import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs'
+import { execFileSync, spawnSync } from 'node:child_process'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { type ElicitRequest, ElicitRequestSchema, type ElicitResult } from '@modelcontextprotocol/sdk/types.js'
-import { describe, expect, it } from 'vitest'
-import { bash, call, connectHttp, MAIN, ROOT, startHttp, startStdio, waitFor } from './helpers.js'
+import { afterAll, describe, expect, it } from 'vitest'
+import { bash, call, connectHttp, MAIN, readBack, ROOT, startHttp, startStdio, waitFor } from './helpers.js'
 
 const sandboxBuilt = existsSync(join(ROOT, 'packages/bash-sandbox/dist/index.js'))
 const bwrapWorks = spawnSync('bwrap', ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', 'true']).status === 0
@@ -160,13 +160,13 @@ describe('--executor sandbox (loaded on demand)', () => {
     }
   })
 
-  it.runIf(sandboxBuilt)('a sandbox config the executor refuses is named (exit 1)', () => {
+  it.runIf(sandboxBuilt)('a sandbox config the executor refuses is named (a usage error, exit 2)', () => {
     const result = spawnSync(process.execPath, [MAIN, 'mcp', '--executor', 'sandbox', '--executor-config', '{"mode":"wide-open"}'], {
       encoding: 'utf8',
       input: '',
     })
-    expect(result.status).toBe(1)
-    expect(result.stderr).toMatch(/^dsh-bash: could not start executor "sandbox": invalid sandbox executor config: mode must be one of read-only, workspace-write, danger-full-access\n$/)
+    expect(result.status).toBe(2)
+    expect(result.stderr).toBe('dsh-bash: --executor-config: invalid sandbox executor config: mode must be one of read-only, workspace-write, danger-full-access\nTry "dsh-bash mcp --help".\n')
   })
 })
 
@@ -179,14 +179,51 @@ describe('--executor ssh (loaded on demand)', () => {
     expect(result.stderr).toBe('dsh-bash: --workdir: required with --executor ssh (an absolute directory on the remote host)\nTry "dsh-bash mcp --help".\n')
   })
 
-  it.runIf(sshBuilt)('hands --executor-config to the SSH executor, which names what is wrong (exit 1)', () => {
+  it.runIf(sshBuilt)('hands --executor-config to the SSH executor, which names what is wrong (a usage error, exit 2)', () => {
     const result = spawnSync(process.execPath, [MAIN, 'repl', '--executor', 'ssh', '--workdir', '/srv', '--executor-config', '{"hosts":[]}'], {
       encoding: 'utf8',
       input: '',
     })
-    expect(result.status).toBe(1)
-    expect(result.stderr).toBe('dsh-bash: could not start executor "ssh": invalid ssh executor config: hosts must list at least one host\n')
+    expect(result.status).toBe(2)
+    expect(result.stderr).toBe('dsh-bash: --executor-config: invalid ssh executor config: hosts must list at least one host\nTry "dsh-bash repl --help".\n')
   })
+})
+
+describe('an executor that cannot reach what it needs fails at start, in one line naming it and the fix (agent and REPL)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'dsh-unreachable-'))
+  afterAll(() => rmSync(dir, { recursive: true, force: true }))
+  const key = join(dir, 'id')
+  execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', key])
+  writeFileSync(join(dir, 'known_hosts'), '')
+  const kubeconfig = join(dir, 'kubeconfig')
+  writeFileSync(
+    kubeconfig,
+    'apiVersion: v1\nkind: Config\nclusters:\n- {name: c, cluster: {server: "https://127.0.0.1:1", insecure-skip-tls-verify: true}}\n' +
+      'contexts:\n- {name: x, context: {cluster: c, user: u, namespace: evals}}\ncurrent-context: x\nusers:\n- {name: u, user: {token: t}}\n',
+  )
+  const home = join(dir, 'home')
+  mkdirSync(home)
+  const cases: [string, string[], Record<string, string>, string][] = [
+    ['ssh', ['--executor', 'ssh', '--ssh', 'u@127.0.0.1:1', '--ssh-key', key, '--known-hosts', join(dir, 'known_hosts'), '--workdir', '/tmp'], {},
+      'dsh-bash: executor "ssh": cannot connect to u@127.0.0.1:1: connect ECONNREFUSED 127.0.0.1:1 (check that sshd runs there and takes this key: --ssh, --ssh-key, --known-hosts)\n'],
+    ['container (no engine)', ['--executor', 'container', '--image', 'x', '--engine', 'tcp://127.0.0.1:1'], {},
+      'dsh-bash: executor "container": cannot reach the container engine at tcp://127.0.0.1:1: ECONNREFUSED (start Docker or Podman, or point --engine or DOCKER_HOST at it)\n'],
+    ['kubernetes (no kubeconfig)', ['--executor', 'kubernetes', '--image', 'x'], { HOME: home, KUBECONFIG: '' },
+      'dsh-bash: executor "kubernetes": no kubeconfig: set KUBECONFIG, create ~/.kube/config, or name one with --executor-config \'{"kubeconfig":"PATH"}\'\n'],
+    ['kubernetes (no cluster)', ['--executor', 'kubernetes', '--image', 'x'], { KUBECONFIG: kubeconfig },
+      'dsh-bash: executor "kubernetes": cannot list pods in namespace evals at https://127.0.0.1:1: request to https://127.0.0.1:1/api/v1/namespaces/evals/pods?limit=1 failed, reason: connect ECONNREFUSED 127.0.0.1:1 (check the kubeconfig context, or try kubectl get pods -n evals)\n'],
+  ]
+  const commands: [string, string[]][] = [
+    ['repl', ['repl']],
+    ['agent', ['agent', '--base-url', 'http://127.0.0.1:9/v1', '--model', 'm']],
+  ]
+  it.each(cases.flatMap(([name, flags, env, message]) => commands.map(([command, head]) => [name, command, [...head, ...flags, ...(command === 'agent' ? ['say hi'] : [])], env, message] as const)))(
+    '%s, %s: exit 1',
+    (_name, _command, args, env, message) => {
+      const result = spawnSync(process.execPath, [MAIN, ...args], { encoding: 'utf8', input: 'echo hi\n', timeout: 60_000, env: { ...process.env, ...env } })
+      expect({ status: result.status, stdout: result.stdout, stderr: result.stderr }).toEqual({ status: 1, stdout: '', stderr: message })
+    },
+  )
 })
 
 describe('--executor ssh end to end (real sshd)', async () => {
@@ -213,6 +250,13 @@ describe('--executor ssh end to end (real sshd)', async () => {
         texts: ['started\n[stopped 1 leftover process(es); use run_in_background for servers and watchers]'],
         isError: false,
       })
+      // Issue 28: the commands run on the SSH host (here another user on this machine), the spill
+      // file is the server's, private: the model cannot cat it, but reads it with bash_output by ranges.
+      const full = `${Array.from({ length: 50_000 }, (_, i) => i + 1).join('\n')}\n`
+      const cut = (await bash(mcp.client, 'seq 1 50000')).texts[0]
+      const path = /^\[output truncated; full output: (\S+)\]$/m.exec(cut)![1]
+      expect((await bash(mcp.client, `cat ${path}`)).texts[0]).toMatch(/(No such file or directory|Permission denied)\n\[exit code: 1\]$/)
+      expect(await readBack(mcp.client, path)).toBe(full)
     } finally {
       await mcp.close()
       await server.stop()
@@ -227,6 +271,14 @@ describe('--executor container end to end (real engine)', async () => {
   const containerBuilt = existsSync(join(ROOT, 'packages/bash-container/dist/index.js'))
   const reason = containerBuilt ? docker.unavailableReason() : 'packages/bash-container is not built'
   if (reason) console.warn(`skipping the container end-to-end test: ${reason}`)
+
+  it.skipIf(reason !== undefined)('an image the engine does not have fails the start, saying it is never pulled (exit 1)', () => {
+    const result = spawnSync(process.execPath, [MAIN, 'repl', '--executor', 'container', '--image', 'dsh-bash-no-such-image:0', '--engine', docker.ENGINE_URL], { encoding: 'utf8', input: '', timeout: 60_000 })
+    expect({ status: result.status, stderr: result.stderr }).toEqual({
+      status: 1,
+      stderr: 'dsh-bash: executor "container": the image dsh-bash-no-such-image:0 is not on the engine, and it is never pulled (docker pull dsh-bash-no-such-image:0, or name another with --image)\n',
+    })
+  })
 
   /** The server label of every container of ours the engine has (all states). */
   const servers = () =>

@@ -7,12 +7,13 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { type CallToolResult, LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
+import { unescapeOutput } from '@deepseek-ai/dsh-tool-bash'
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..')
-/** The real, built entry point (run `npx tsc -b` first). */
+/** The real, built entry point: the bundle the package ships (`npm run build` makes it). */
 export const MAIN = join(ROOT, 'packages/cli/dist/main.js')
 
-if (!existsSync(MAIN)) throw new Error(`${MAIN} is missing: run "npx tsc -b" before the tests`)
+if (!existsSync(MAIN)) throw new Error(`${MAIN} is missing: run "npm run build" before the tests`)
 
 /** A marker unique to one test: put it in a process's argv0 (`exec -a MARKER sleep 300`) to find it in /proc. */
 export function marker(): string {
@@ -179,4 +180,25 @@ export async function call(client: Client, name: string, args: Record<string, un
 /** `bash` with a description (required by the schema). */
 export function bash(client: Client, command: string, extra: Record<string, unknown> = {}) {
   return call(client, 'bash', { command, description: 'Run a test command', ...extra })
+}
+
+/**
+ * A cut result's complete output as a model reads it with its own tools: `bash_output {task_id:
+ * PATH, offset}` range after range (each result's last line says which bytes it held), unescaped.
+ */
+export async function readBack(client: Client, path: string): Promise<string> {
+  let whole = ''
+  for (let offset = 0, i = 0; i < 10_000; i++) {
+    const part = (await client.callTool({ name: 'bash_output', arguments: { task_id: path, offset } })) as CallToolResult
+    if (part.isError) throw new Error((part.content[0] as { text: string }).text)
+    const text = (part.content[0] as { text: string }).text
+    const range = (part.structuredContent as { range: { length: number; size: number } }).range
+    const cut = text.lastIndexOf('\n[bytes ')
+    // The marker stands on a line of its own: a newline was added only when the range did not end with one.
+    const body = unescapeOutput(text.slice(0, cut))
+    whole += Buffer.byteLength(body) === range.length ? body : `${body}\n`
+    offset += range.length
+    if (offset >= range.size) return whole
+  }
+  throw new Error('readBack: too many ranges')
 }

@@ -26,10 +26,14 @@ describe('the MCP Inspector CLI drives the real server', () => {
       '--tool-arg', 'command=echo hello; echo failing >&2; exit 3',
       '--tool-arg', 'description=Print hello and fail',
     ])
-    expect(result).toEqual({ content: [{ type: 'text', text: 'hello\n[stderr]\nfailing\n[exit code: 3]' }], isError: false })
+    expect(result).toEqual({
+      content: [{ type: 'text', text: 'hello\n[stderr]\nfailing\n[exit code: 3]' }],
+      isError: false,
+      structuredContent: expect.objectContaining({ status: 'failed', exitCode: 3, signal: null, truncated: false }),
+    })
   })
 
-  it('over stdio: tools/list lists the three tools', async () => {
+  it('over stdio: tools/list lists the four tools', async () => {
     const result = (await inspector(['--cli', process.execPath, MAIN, 'mcp', '--method', 'tools/list'])) as { tools: { name: string }[] }
     expect(result.tools.map((tool) => tool.name)).toEqual(['bash', 'bash_output', 'bash_kill', 'bash_input'])
   })
@@ -42,7 +46,7 @@ describe('the MCP Inspector CLI drives the real server', () => {
         '--method', 'tools/call', '--tool-name', 'bash',
         '--tool-arg', 'command=echo hello', '--tool-arg', 'description=Say hello',
       ])
-      expect(result).toEqual({ content: [{ type: 'text', text: 'hello\n' }], isError: false })
+      expect(result).toEqual({ content: [{ type: 'text', text: 'hello\n' }], isError: false, structuredContent: expect.objectContaining({ status: 'completed', exitCode: 0 }) })
     } finally {
       await server.stop()
     }

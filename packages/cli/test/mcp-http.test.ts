@@ -95,7 +95,7 @@ describe('dsh-bash mcp --http (real server process)', () => {
       await b?.close()
     })
 
-    it('each gets the three tools and the contract texts', async () => {
+    it('each gets the four tools and the contract texts', async () => {
       for (const client of [a, b]) {
         const { tools } = await client.client.listTools()
         expect(tools.map((tool) => tool.name)).toEqual(['bash', 'bash_output', 'bash_kill', 'bash_input'])

@@ -2,9 +2,11 @@ import { spawn as spawnChild } from 'node:child_process'
 import { mkdtempSync, realpathSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { type IPty, spawn as spawnPty } from '@lydell/node-pty'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { MAIN, waitFor } from './helpers.js'
+import { startTtyRepl as startTty } from './tty.js'
+
+const startTtyRepl = (dir: string) => startTty(dir, [SECRET])
 
 const SECRET = 'secret'
 const PASSWORD_TASK = JSON.stringify({
@@ -13,34 +15,6 @@ const PASSWORD_TASK = JSON.stringify({
   run_in_background: true,
   interactive: true,
 })
-
-/** The real CLI on a real terminal: everything it writes, as the person's terminal receives it. */
-function startTtyRepl(dir: string) {
-  const term: IPty = spawnPty(process.execPath, [MAIN, 'repl', '--workdir', dir], {
-    name: 'xterm-256color',
-    cols: 200,
-    rows: 50,
-    cwd: dir,
-    env: { ...process.env, NO_COLOR: '1' } as Record<string, string>,
-  })
-  let out = ''
-  term.onData((data) => (out += data))
-  const exited = new Promise<void>((resolve) => term.onExit(() => resolve()))
-  return {
-    term,
-    exited,
-    all: () => out,
-    /** Types `keys` as a person does; resolves once `until` appears after them. */
-    async type(keys: string, until: string | RegExp): Promise<string> {
-      const from = out.length
-      term.write(keys)
-      return waitFor(`${JSON.stringify(until)} after typing ${JSON.stringify(keys.replaceAll(SECRET, '<secret>'))}\nterminal so far: ${out}`, () => {
-        const fresh = out.slice(from)
-        return (typeof until === 'string' ? fresh.includes(until) : until.test(fresh)) && fresh
-      })
-    },
-  }
-}
 
 let dir: string
 beforeAll(() => {

@@ -1,4 +1,4 @@
-import { codedError } from '@deepseek-ai/dsh-tools'
+import { codedError } from '@deepseek-ai/dsh-tools/errors'
 
 /**
  * Every error the MCP package raises on purpose: a stable `code` and the message, which stays as

@@ -17,7 +17,7 @@ import { mcpErrors } from './errors.js'
 export const DEFAULT_MAX_LINE_BYTES = 10 * 1024 * 1024
 
 /** What the server announces; one definition for the early answer and the SDK server. */
-export const SERVER_CAPABILITIES = Object.freeze({ tools: {}, logging: {} })
+export const SERVER_CAPABILITIES = Object.freeze({ tools: {}, logging: {}, resources: {} })
 export const DEFAULT_SERVER_INFO = Object.freeze({ name: 'dsh-bash', version: '0.1.0' })
 
 /**

@@ -4,17 +4,21 @@ import { fileURLToPath } from 'node:url'
 import { isDirectory } from '@deepseek-ai/dsh-bash'
 import type { Context } from 'cordis'
 import type { Agent } from '@deepseek-ai/dsh-agent'
-import { serviceObject, type ApprovalDecision, type ApprovalRequest, type SecretInputAnswer, type SecretInputRequest, type ToolContent, type ToolRegistry } from '@deepseek-ai/dsh-tools'
+import { codeOf, serviceObject, type ApprovalDecision, type ApprovalRequest, type SecretInputAnswer, type SecretInputRequest, type ToolContent, type ToolRegistry } from '@deepseek-ai/dsh-tools'
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js'
 import {
   CallToolRequestSchema,
   type CallToolResult,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
   ListToolsRequestSchema,
   type ListToolsResult,
+  ReadResourceRequestSchema,
   type ServerNotification,
   type ServerRequest,
 } from '@modelcontextprotocol/sdk/types.js'
+import { FullOutputResources } from './resources.js'
 import { approvalMessage, approvalSchema, decisionOf } from './elicit.js'
 import { SERVER_CAPABILITIES } from './front.js'
 import { mcpErrors } from './errors.js'
@@ -103,6 +107,11 @@ export class McpSession {
     this.server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
       this.callTool(request.params.name, request.params.arguments, extra),
     )
+    // Complete outputs of this session's commands (resources.ts), fenced by its owner token.
+    const resources = new FullOutputResources(async () => (this._ctx ?? (await this.context)).get('bash'), this.token)
+    this.server.setRequestHandler(ListResourceTemplatesRequestSchema, () => resources.templates())
+    this.server.setRequestHandler(ListResourcesRequestSchema, () => resources.list())
+    this.server.setRequestHandler(ReadResourceRequestSchema, (request) => resources.read(request.params.uri))
     this.server.onclose = () => void this.close()
   }
 
@@ -124,11 +133,15 @@ export class McpSession {
   async listTools(): Promise<ListToolsResult> {
     const ctx = this._ctx ?? (await this.context)
     const tools = this.tools(ctx)?.schemas() ?? []
+    type Tool = ListToolsResult['tools'][number]
     return {
       tools: tools.map((tool) => ({
         name: tool.name,
+        ...(tool.annotations?.title ? { title: tool.annotations.title } : {}),
         description: tool.description,
-        inputSchema: tool.parameters as ListToolsResult['tools'][number]['inputSchema'],
+        inputSchema: tool.parameters as Tool['inputSchema'],
+        ...(tool.outputSchema ? { outputSchema: tool.outputSchema as Tool['outputSchema'] } : {}),
+        ...(tool.annotations ? { annotations: { ...tool.annotations } } : {}),
       })),
     }
   }
@@ -164,7 +177,11 @@ export class McpSession {
     try {
       agent = await this.ensureAgent(extra)
     } catch (error) {
-      return errorResult(error instanceof Error ? error.message : String(error))
+      // A refusal of the session (its sandbox mode) is still a result of that tool: with its facts.
+      const refused = errorResult(error instanceof Error ? error.message : String(error))
+      const code = codeOf(error)
+      const structured = tools.get(name)?.structureOf?.({ content: refused.content as ToolContent[], isError: true, ...(code ? { meta: { code } } : {}) })
+      return { ...refused, ...(structured ? { structuredContent: structured } : {}), ...(code ? { _meta: { [SESSION_CAPABILITY]: { code } } } : {}) }
     }
     const progress = this.startProgress(extra)
     try {
@@ -180,7 +197,9 @@ export class McpSession {
       const notices = extra.signal.aborted ? [] : this.takeNotices()
       // Machine-readable facts (an error's stable code) for hosts, under our own `_meta` key: never text for the model.
       const meta = result.meta ? { _meta: { [SESSION_CAPABILITY]: { ...result.meta } } } : {}
-      return { content: [...result.content, ...notices].map(copyBlock), isError: result.isError, ...meta }
+      // The facts as data (a tool with an outputSchema always has them): the text stays as it is.
+      const structured = result.structured ? { structuredContent: { ...result.structured } } : {}
+      return { content: [...result.content, ...notices].map(copyBlock), isError: result.isError, ...structured, ...meta }
     } finally {
       progress.stop()
     }

@@ -61,7 +61,7 @@ describe('the stdio front', () => {
       expect(io.messages[0]).toEqual({
         jsonrpc: '2.0',
         id: 1,
-        result: { protocolVersion: expected, capabilities: { tools: {}, logging: {} }, serverInfo: { name: 'dsh-bash', version: '0.1.0' }, instructions: 'Use the tools.' },
+        result: { protocolVersion: expected, capabilities: { tools: {}, logging: {}, resources: {} }, serverInfo: { name: 'dsh-bash', version: '0.1.0' }, instructions: 'Use the tools.' },
       })
       // The SDK server and the tools come later; what arrives meanwhile waits.
       io.send({ jsonrpc: '2.0', method: 'notifications/initialized' })

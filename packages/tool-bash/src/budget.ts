@@ -1,4 +1,5 @@
 import { toolBashErrors } from './errors.js'
+import { escapeOutput } from './lookalike.js'
 /**
  * The per-result budget: a result text that must survive a host that cuts it again (MCP clients).
  *
@@ -109,6 +110,7 @@ export function tailWithin(text: string, maxBytes: number, maxLines: number): st
 
 /** One output stream to fit: its text, and the marker line saying where all of it is. */
 export interface BudgetStream {
+  /** The output as the model reads it (lookalike lines already escaped, lookalike.ts). */
   text: string
   /** Already cut before the budget (the executor kept only a tail). */
   truncated: boolean
@@ -116,6 +118,12 @@ export interface BudgetStream {
   marker: string
   /** Prepended to the stream's text in the body (`[stderr]\n`), or ''. */
   label: string
+}
+
+/** A layout within the budget: the text, and for each stream given (in order) whether its text is cut. */
+export interface BudgetLayout {
+  text: string
+  cut: boolean[]
 }
 
 /**
@@ -128,12 +136,13 @@ export function layoutWithinBudget(
   plain: string,
   statusMarkers: readonly string[],
   budget: ResultBudget,
-): string | undefined {
+): BudgetLayout | undefined {
   if (!streams.some((s) => s.truncated) && fits(plain, budget)) return undefined
   const present = streams.filter((s) => s.text !== '' || s.truncated)
   // Reserve room for every marker line that may be needed, and for the labels and joins.
   const reserved = [...present.map((s) => s.marker), ...present.map((s) => s.label), ...statusMarkers].join('\n')
-  const overhead = { bytes: byteLength(reserved) + present.length + 2, lines: lineCount(reserved) + present.length + 1 }
+  // Per stream also one byte for the escape a cut inside a line may need (below).
+  const overhead = { bytes: byteLength(reserved) + 2 * present.length + 2, lines: lineCount(reserved) + present.length + 1 }
   const avail = { bytes: budget.bytes - overhead.bytes, lines: budget.lines - overhead.lines }
   const sizes = present.map((s) => ({ bytes: byteLength(s.text), lines: lineCount(s.text) }))
   const kept = present.map((s, i) => {
@@ -144,17 +153,32 @@ export function layoutWithinBudget(
       const half = Math.floor(avail[key] / present.length)
       return Math.max(half, avail[key] - otherNeed)
     }
-    return tailWithin(s.text, share('bytes'), share('lines'))
+    return escapeCutStart(s.text, tailWithin(s.text, share('bytes'), share('lines')))
   })
   const header: string[] = []
+  const cut = streams.map(() => false)
   let body = ''
   present.forEach((s, i) => {
-    if (s.truncated || kept[i] !== s.text) header.push(s.marker)
+    if (s.truncated || kept[i] !== s.text) {
+      header.push(s.marker)
+      cut[streams.indexOf(s)] = true
+    }
     if (body !== '' && !body.endsWith('\n')) body += '\n'
     body += s.label + kept[i]
   })
   if (body === '') body = '(no output)'
   const head = header.length > 0 ? `${header.join('\n')}\n` : ''
   const markers = statusMarkers.length > 0 ? `${body.endsWith('\n') ? '' : '\n'}${statusMarkers.join('\n')}` : ''
-  return head + body + markers
+  return { text: head + body + markers, cut }
+}
+
+/**
+ * A tail cut inside a line starts a line of the result with what was the middle of one: it may now
+ * read as one of our lines, so that first line is escaped like any output line (lookalike.ts).
+ */
+function escapeCutStart(text: string, tail: string): string {
+  if (tail === text || tail === '' || text[text.length - tail.length - 1] === '\n') return tail
+  const nl = tail.indexOf('\n')
+  const first = nl === -1 ? tail : tail.slice(0, nl)
+  return escapeOutput(first) + tail.slice(first.length)
 }

@@ -1,4 +1,4 @@
-import { codedError } from '@deepseek-ai/dsh-tools'
+import { codedError } from '@deepseek-ai/dsh-tools/errors'
 import { foreignTaskMessage } from './render.js'
 
 /**
@@ -15,6 +15,8 @@ export const TOOL_BASH_ERROR = {
   escalationDenied: 'DSH_ESCALATION_DENIED',
   /** tool-bash's own config failed validation. */
   invalidConfig: 'DSH_INVALID_CONFIG',
+  /** A waiting `bash_output` / `bash_input` was cancelled by its caller; what it read is kept for the next read. */
+  waitCancelled: 'DSH_WAIT_CANCELLED',
 } as const
 
 export const toolBashErrors = {
@@ -22,4 +24,6 @@ export const toolBashErrors = {
   invalidArguments: (message: string) => codedError(TOOL_BASH_ERROR.invalidArguments, message),
   escalationDenied: (message: string) => codedError(TOOL_BASH_ERROR.escalationDenied, message),
   invalidConfig: (message: string) => codedError(TOOL_BASH_ERROR.invalidConfig, message),
+  waitCancelled: (id: string) =>
+    codedError(TOOL_BASH_ERROR.waitCancelled, `the wait for task ${id} was cancelled; what it read comes with the next bash_output of that task`),
 }

@@ -13,7 +13,7 @@ export {
 } from './descriptions.js'
 export { type ResultBudget, checkBudget, tailWithin, lineCount, fits, MARKER_RESERVE, spillThreshold } from './budget.js'
 export { presentBashCall, presentBashResult, presentTaskCall, presentTaskResult, readRunStatus, type RunStatus } from './present.js'
-export { TOOL_BASH_ERROR } from './errors.js'
+export { TOOL_BASH_ERROR, toolBashErrors } from './errors.js'
 export {
   askUserShape,
   checkInputChoice,
@@ -24,4 +24,8 @@ export {
   ASK_USER_SENTENCE,
 } from './secret-input.js'
 export { ReplyMask, HIDDEN_REPLY, MIN_HIDDEN_REPLY } from './reply-mask.js'
-export { readAfterInput, QUIET_MS } from './input.js'
+export { waitForOutput, GatheredRead, Carry, QUIET_MS, type WaitRule, type Waited } from './wait.js'
+export { UntilMatcher, checkUntil, UNTIL_LIMIT_MS, UNTIL_LINE_CHARS, UNTIL_MAX_CHARS } from './until.js'
+export { OWN_LINE_OPENINGS, ESCAPE, escapeOutput, unescapeOutput, readsAsOurs } from './lookalike.js'
+export { bashOutputSchema, BASH_ANNOTATIONS, BASH_STATUSES, type BashStatus, type BashStructured, errorStructure, runStructure, taskStructure, taskStatus } from './structured.js'
+export { renderRange, rangeRef, rangeLimits, DEFAULT_RANGE_BYTES } from './range.js'

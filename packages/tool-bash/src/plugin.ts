@@ -1,31 +1,38 @@
 import { isAbsolute, resolve as resolvePath } from 'node:path'
 import type { Context } from 'cordis'
-import type { BashExecRequest, BashTask, BashTaskRead } from '@deepseek-ai/dsh-bash'
-import type { ApprovalRequest, ApprovalService, ToolCall, ToolCaller, ToolContent } from '@deepseek-ai/dsh-tools'
+import type { BashExecRequest, BashTask } from '@deepseek-ai/dsh-bash'
+import type { ApprovalRequest, ApprovalService, ToolCall, ToolCaller, ToolContent, ToolResult } from '@deepseek-ai/dsh-tools'
 import { approvalTooLong, CALLER_ERROR, hasCode, messageOf, serviceObject } from '@deepseek-ai/dsh-tools'
 import { byteLength, checkBudget, lineCount, type ResultBudget } from './budget.js'
 import { BASH_INPUT_DESCRIPTION, BASH_KILL_DESCRIPTION, BASH_OUTPUT_DESCRIPTION, bashDescription } from './descriptions.js'
-import { readAfterInput } from './input.js'
+import { Carry, GatheredRead, waitForOutput, type WaitRule } from './wait.js'
+import { UntilMatcher } from './until.js'
 import { ReplyMask } from './reply-mask.js'
 import { presentBashCall, presentBashResult, presentTaskCall, presentTaskResult } from './present.js'
 import {
   alreadyFinishedText,
   killedText,
   renderNotice,
-  renderRead,
-  renderRunResult,
+  renderReadCut,
+  renderRun,
+  type RenderableRead,
   startedText,
 } from './render.js'
+import { BASH_ANNOTATIONS, bashOutputSchema, errorStructure, runStructure, taskStructure } from './structured.js'
+import { rangeLimits, rangeRef, renderRange } from './range.js'
 import {
   type BashArgs,
   bashParameters,
   checkBashArgs,
   checkInputArgs,
+  checkOutputArgs,
   checkTaskArgs,
   DEFAULT_INPUT_WAIT_MS,
   type InputArgs,
   inputParameters,
   MODE_ORDER,
+  type OutputArgs,
+  outputParameters,
   sandboxedBashParameters,
   type TaskArgs,
   taskParameters,
@@ -96,16 +103,57 @@ export const ToolBash = {
     const budget = config.resultBudget
     // Replies typed by a person, hidden in every later read of their task (reply-mask.ts).
     const replies = new ReplyMask()
-    // `lead`: a first line before the read (after a typed reply); the budget holds it too.
-    const readText = (id: string, read: BashTaskRead, lead = '') => {
+    // A read's result, its text and its facts. `lead`: a first line before the read (after a typed
+    // reply); the budget holds it too.
+    const readResult = (id: string, read: RenderableRead, lead = ''): ToolResult => {
       const room = budget && lead ? { bytes: Math.max(1, budget.bytes - byteLength(lead)), lines: Math.max(1, budget.lines - lineCount(lead)) } : budget
-      return lead + renderRead({ ...read, delta: replies.hide(id, read.delta) }, { escalationHint: escalationPossible(ctx, confines), budget: room })
+      const rendered = renderReadCut(read, { escalationHint: escalationPossible(ctx, confines), budget: room, mask: (text) => replies.hide(id, text) })
+      return { content: [{ type: 'text', text: lead + rendered.text }], isError: false, structured: taskStructure(read.task, read.spillPaths, rendered.cut) }
+    }
+    // Every tool's results carry the facts as data (structured.ts): the tool's own, else these.
+    const facts = { outputSchema: bashOutputSchema, structureOf: errorStructure }
+    // Waiting reads (wait.ts): `until` runs off the loop (until.ts); what a cancelled wait read is
+    // carried to the next read of its task.
+    const matcher = new UntilMatcher()
+    ctx.effect(() => () => matcher.dispose())
+    const carry = new Carry()
+    const exists = (id: string) => bash.get(id) !== undefined
+    /** A task's next read, after whatever a cancelled wait left for it. */
+    const gather = (id: string) => {
+      const gathered = new GatheredRead(bash.readOutput(id))
+      const held = carry.take(id)
+      if (held) gathered.prepend(held)
+      return gathered
+    }
+    const waitThenRender = async (id: string, call: ToolCall, rule: Pick<WaitRule, 'waitMs' | 'echo'> & { until?: string }, gathered: GatheredRead, lead = '') => {
+      const { until } = rule
+      let waited
+      try {
+        waited = await waitForOutput(bash, id, {
+          waitMs: rule.waitMs,
+          echo: rule.echo,
+          until: until === undefined ? undefined : (lines) => matcher.firstMatch(until, lines),
+          // More than a result holds need not be waited for.
+          maxChars: budget?.bytes ?? 64_000,
+          signal: call.signal,
+        }, gathered)
+      } catch (error) {
+        carry.hold(id, gathered, exists)
+        throw error
+      }
+      if (waited.aborted) {
+        carry.hold(id, waited.gathered, exists)
+        throw toolBashErrors.waitCancelled(id)
+      }
+      return readResult(id, waited.gathered.toRead(), lead)
     }
 
     ctx.tools.register({
       name: 'bash',
       description: bashDescription({ sandbox: confines, yieldAfterMs: config.yieldAfterMs }),
       parameters: confines ? sandboxedBashParameters : bashParameters,
+      ...facts,
+      annotations: BASH_ANNOTATIONS.bash,
       presentCall: presentBashCall,
       presentResult: presentBashResult,
       async execute(rawArgs, call) {
@@ -132,25 +180,42 @@ export const ToolBash = {
         if (config.yieldAfterMs !== undefined && !args.run_in_background) request.yieldAfterMs = config.yieldAfterMs
         if (call.onProgress && !args.run_in_background) request.onOutput = newestLineReporter(call.onProgress)
         const spec = bash.resolve(request)
-        if (args.run_in_background) return startedText(bash.start(spec).id)
+        if (args.run_in_background) {
+          const task = bash.start(spec)
+          return { content: [{ type: 'text', text: startedText(task.id) }], isError: false, structured: taskStructure(task) }
+        }
         const result = await bash.run(spec)
-        const text = renderRunResult(result, { escalationHint: escalationPossible(ctx, confines), budget })
-        if (result.aborted) return { content: [{ type: 'text', text: `Error: the command was aborted\n${text}` }], isError: true }
-        return text
+        const rendered = renderRun(result, { escalationHint: escalationPossible(ctx, confines), budget })
+        const structured = runStructure(result, rendered)
+        if (result.aborted) return { content: [{ type: 'text', text: `Error: the command was aborted\n${rendered.text}` }], isError: true, structured }
+        return { content: [{ type: 'text', text: rendered.text }], isError: false, structured }
       },
     })
 
     ctx.tools.register({
       name: 'bash_output',
       description: BASH_OUTPUT_DESCRIPTION,
-      parameters: taskParameters,
+      parameters: outputParameters,
+      ...facts,
+      annotations: BASH_ANNOTATIONS.bash_output,
       presentCall: presentTaskCall('bash_output'),
       presentResult: presentTaskResult('bash_output'),
       execute(rawArgs, call) {
-        const args = rawArgs as TaskArgs
-        checkTaskArgs(args)
+        const args = rawArgs as OutputArgs
+        checkOutputArgs(args)
+        if (args.offset !== undefined) {
+          // The executor fences complete outputs by owner itself (one error for unknown and foreign).
+          const limits = rangeLimits(budget)
+          const ref = rangeRef(args.task_id, args.stream)
+          const read = bash.readFullOutput(ref, { offset: args.offset, length: Math.min(args.length ?? limits.bytes, limits.bytes) }, ownerToken(call))
+          if ('path' in ref && args.stream !== undefined && args.stream !== read.stream) {
+            throw toolBashErrors.invalidArguments(`invalid stream: that path is the ${read.stream} of ${read.id}`)
+          }
+          const { text, structured } = renderRange(read, args.offset, limits)
+          return { content: [{ type: 'text', text }], isError: false, structured }
+        }
         assertAccess(bash, args.task_id, call)
-        return readText(args.task_id, bash.readOutput(args.task_id))
+        return waitThenRender(args.task_id, call, { waitMs: args.wait_ms ?? 0, until: args.until }, gather(args.task_id))
       },
     })
 
@@ -158,13 +223,17 @@ export const ToolBash = {
       name: 'bash_kill',
       description: BASH_KILL_DESCRIPTION,
       parameters: taskParameters,
+      ...facts,
+      annotations: BASH_ANNOTATIONS.bash_kill,
       presentCall: presentTaskCall('bash_kill'),
       presentResult: presentTaskResult('bash_kill'),
       async execute(rawArgs, call) {
         const args = rawArgs as TaskArgs
         checkTaskArgs(args)
         assertAccess(bash, args.task_id, call)
-        return (await bash.kill(args.task_id)) ? killedText(args.task_id) : alreadyFinishedText(args.task_id)
+        const text = (await bash.kill(args.task_id)) ? killedText(args.task_id) : alreadyFinishedText(args.task_id)
+        const task = bash.get(args.task_id)
+        return { content: [{ type: 'text', text }], isError: false, ...(task ? { structured: taskStructure(task) } : {}) }
       },
     })
 
@@ -172,22 +241,30 @@ export const ToolBash = {
       name: 'bash_input',
       description: `${BASH_INPUT_DESCRIPTION}${ASK_USER_SENTENCE}`,
       parameters: inputParameters,
+      ...facts,
+      annotations: BASH_ANNOTATIONS.bash_input,
       presentCall: presentTaskCall('bash_input'),
       presentResult: presentTaskResult('bash_input'),
       async execute(rawArgs, call) {
         const args = rawArgs as InputArgs
         checkInputArgs(args)
         assertAccess(bash, args.task_id, call)
+        const waitMs = args.wait_ms ?? DEFAULT_INPUT_WAIT_MS
         if (args.ask_user !== undefined) {
           // A person types the reply (secret-input.ts); the model reads only that it was typed.
           await sendUserReply(ctx, call, args.task_id, args.ask_user, replies)
-          const read = await readAfterInput(bash, args.task_id, args.wait_ms ?? DEFAULT_INPUT_WAIT_MS, call.signal)
-          return readText(args.task_id, read, `${TYPED_TEXT}\n`)
+          return waitThenRender(args.task_id, call, { waitMs, echo: '', until: args.until }, gather(args.task_id), `${TYPED_TEXT}\n`)
         }
-        // Not interactive, or finished: the executor's coded errors, before any wait.
-        await bash.write(args.task_id, args.text ?? '')
-        const read = await readAfterInput(bash, args.task_id, args.wait_ms ?? DEFAULT_INPUT_WAIT_MS, call.signal)
-        return readText(args.task_id, read)
+        // What the program printed before the typing is read first: only what comes after can answer it.
+        const before = gather(args.task_id)
+        try {
+          // Not interactive, or finished: the executor's coded errors, before any wait.
+          await bash.write(args.task_id, args.text ?? '')
+        } catch (error) {
+          carry.hold(args.task_id, before, exists)
+          throw error
+        }
+        return waitThenRender(args.task_id, call, { waitMs, echo: args.text ?? '', until: args.until }, before)
       },
     })
 

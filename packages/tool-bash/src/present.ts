@@ -98,8 +98,8 @@ const YIELDED = /^\[still running after \d+s; continues as background task \S+: 
  * finished (the call yielded to the background).
  *
  * `readRunStatus(renderRunResult(r))` gives back `r`'s exit code, signal and timeout for every
- * finished result (exit code 0 has no marker). The text alone is ambiguous where a command exits 0
- * after printing a marker-shaped last line without a newline: that reads as the marker.
+ * finished result (exit code 0 has no marker). Output cannot pose as those markers: a marker-shaped
+ * line of output is escaped (lookalike.ts).
  */
 export function readRunStatus(text: string): RunStatus | undefined {
   const lines = text.split('\n')

@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import { toolBashErrors } from './errors.js'
 import { askUserShape, checkInputChoice } from './secret-input.js'
+import { checkUntil } from './until.js'
 
 /** Sandbox modes a call may ask to be widened to, narrowest first. */
 export const ESCALATION_MODES = ['workspace-write', 'danger-full-access'] as const
@@ -38,9 +39,35 @@ export const taskParameters = z.object({
 
 /** Longest `text` of one bash_input call (bytes). */
 export const MAX_INPUT_BYTES = 64 * 1024
-/** bash_input's default and longest wait (ms). */
+/** bash_input's default and longest wait (ms); bash_output's longest (its default is 0). */
 export const DEFAULT_INPUT_WAIT_MS = 3_000
 export const MAX_INPUT_WAIT_MS = 30_000
+export const MAX_WAIT_MS = MAX_INPUT_WAIT_MS
+
+const untilShape = {
+  until: z
+    .string()
+    .optional()
+    .describe('With wait_ms: return as soon as a line of new output matches this JavaScript regular expression (e.g. "^READY$", "listening on port \\d+").'),
+}
+
+/** `bash_output`: a task id, and optionally how long to wait for output, or a byte range of the complete output. */
+export const outputParameters = z.object({
+  task_id: z
+    .string()
+    .describe('The id of a background task, e.g. "bash-1". With "offset": also the PATH of an "[output truncated; full output: PATH]" line.'),
+  wait_ms: z
+    .number()
+    .optional()
+    .describe(`Wait up to this many ms (at most ${MAX_WAIT_MS}) for the task to end, for new output (returned once it has been quiet for a moment), or for a line matching "until". Default 0: return at once.`),
+  ...untilShape,
+  offset: z
+    .number()
+    .optional()
+    .describe('Read the complete output instead of new output: from this byte (0 is the start), for when your commands cannot open the full-output file (they run on another machine).'),
+  length: z.number().optional().describe('With "offset": at most this many bytes (default and maximum: what one result holds).'),
+  stream: z.enum(['stdout', 'stderr']).optional().describe('With "offset" and a task id: which stream (default stdout).'),
+})
 
 export const inputParameters = z.object({
   task_id: z.string().describe('The id of a background task started with interactive: true, e.g. "bash-1".'),
@@ -48,9 +75,12 @@ export const inputParameters = z.object({
   wait_ms: z
     .number()
     .optional()
-    .describe(`Longest wait for the program's answer in ms (default ${DEFAULT_INPUT_WAIT_MS}, at most ${MAX_INPUT_WAIT_MS}); the call returns earlier once it has been quiet for a moment or has ended.`),
+    .describe(`Longest wait for the program's answer in ms (default ${DEFAULT_INPUT_WAIT_MS}, at most ${MAX_INPUT_WAIT_MS}); the call returns earlier once the program printed more than the echo of what was typed and then was quiet for a moment, a line matched "until", or it ended.`),
+  ...untilShape,
   ...askUserShape,
 })
+
+export type OutputArgs = z.output<typeof outputParameters>
 
 export type InputArgs = z.output<typeof inputParameters>
 
@@ -76,10 +106,38 @@ export function checkInputArgs(args: InputArgs): void {
   if (args.text !== undefined && Buffer.byteLength(args.text) > MAX_INPUT_BYTES) {
     throw toolBashErrors.invalidArguments(`invalid text: ${Buffer.byteLength(args.text)} bytes is more than the ${MAX_INPUT_BYTES} bytes one call may type`)
   }
-  const wait = args.wait_ms
-  if (wait !== undefined && !(Number.isFinite(wait) && wait >= 0 && wait <= MAX_INPUT_WAIT_MS)) {
-    throw toolBashErrors.invalidArguments(`invalid wait_ms: expected a number of ms from 0 to ${MAX_INPUT_WAIT_MS}, got ${JSON.stringify(wait)}`)
+  checkWait(args)
+}
+
+/** `bash_output`'s checks: the task id, `wait_ms`, and `until` (which needs a wait); a range read's offset and length. */
+export function checkOutputArgs(args: OutputArgs): void {
+  checkTaskArgs(args)
+  if (args.offset === undefined) {
+    if (args.length !== undefined) throw toolBashErrors.invalidArguments('invalid length: it goes with offset (a range of the complete output)')
+    if (args.stream !== undefined) throw toolBashErrors.invalidArguments('invalid stream: it goes with offset (a range of the complete output)')
+  } else {
+    if (!(Number.isInteger(args.offset) && args.offset >= 0)) {
+      throw toolBashErrors.invalidArguments(`invalid offset: expected a whole number of bytes from 0, got ${JSON.stringify(args.offset)}`)
+    }
+    if (args.length !== undefined && !(Number.isInteger(args.length) && args.length > 0)) {
+      throw toolBashErrors.invalidArguments(`invalid length: expected a positive whole number of bytes, got ${JSON.stringify(args.length)}`)
+    }
+    if (args.wait_ms !== undefined || args.until !== undefined) {
+      throw toolBashErrors.invalidArguments('invalid offset: a range read does not wait; leave out wait_ms and until')
+    }
   }
+  checkWait(args)
+  if (args.until !== undefined && !(args.wait_ms! > 0)) {
+    throw toolBashErrors.invalidArguments('invalid until: it needs wait_ms, how long to wait for a matching line (up to 30000)')
+  }
+}
+
+function checkWait(args: { wait_ms?: number; until?: string }): void {
+  const wait = args.wait_ms
+  if (wait !== undefined && !(Number.isFinite(wait) && wait >= 0 && wait <= MAX_WAIT_MS)) {
+    throw toolBashErrors.invalidArguments(`invalid wait_ms: expected a number of ms from 0 to ${MAX_WAIT_MS}, got ${JSON.stringify(wait)}`)
+  }
+  if (args.until !== undefined) checkUntil(args.until)
 }
 
 export function checkTaskArgs(args: TaskArgs): void {

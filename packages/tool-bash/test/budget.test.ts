@@ -178,7 +178,7 @@ describe('the marker reserve: output within spillThreshold(budget) is never cut'
     const delta = `${stdout}\n[stderr]\n${stderr}`
     const reason = `failed to start: workdir does not exist: /${'long-directory-name/'.repeat(20)}`
     const task = { id: 'bash-9999999999', status: 'killed', exitCode: null, signal: 'SIGRTMAX-14', reason, sandbox: denied } as unknown as BashTaskRead['task']
-    const r: BashTaskRead = { task, delta, lossy: false, spillPaths: {} }
+    const r: BashTaskRead = { task, delta, streams: { stdout: `${stdout}\n`, stderr }, screen: false, lossy: false, spillPaths: {} }
     const text = renderRead(r, { budget: b, escalationHint: true })
     expect(text).toBe(renderRead(r, { escalationHint: true }))
     expect(fits(text, b)).toBe(true)
@@ -191,22 +191,30 @@ describe('the marker reserve: output within spillThreshold(budget) is never cut'
 
 describe('renderRead with a budget', () => {
   const task = { id: 'bash-1', command: 'x', workdir: '/', status: 'running' as const, exitCode: null, signal: null, startedAt: 0, endedAt: null, done: Promise.resolve() as never }
-  const read = (extra: Partial<BashTaskRead>): BashTaskRead => ({ task: { ...task }, delta: '', lossy: false, spillPaths: {}, ...extra })
+  const read = ({ out = '', err = '', ...extra }: Partial<BashTaskRead> & { out?: string; err?: string }): BashTaskRead => ({
+    task: { ...task },
+    delta: out + (err ? `${out && !out.endsWith('\n') ? '\n' : ''}[stderr]\n${err}` : ''),
+    streams: { stdout: out, stderr: err },
+    screen: false,
+    lossy: false,
+    spillPaths: {},
+    ...extra,
+  })
 
   it('a small read is unchanged', () => {
-    const r = read({ delta: 'a\n[stderr]\nb\n' })
+    const r = read({ out: 'a\n', err: 'b\n' })
     expect(renderRead(r, { budget })).toBe(renderRead(r))
   })
 
   it('a lossy read puts the dropped-output line first, the newest output and the status last', () => {
-    const text = renderRead(read({ delta: numbers(1, 2000), lossy: true, spillPaths: { stdout: '/s/o.log' } }), { budget })
+    const text = renderRead(read({ out: numbers(1, 2000), lossy: true, spillPaths: { stdout: '/s/o.log' } }), { budget })
     expect(text.startsWith('[some output was dropped from memory; full output: /s/o.log]\n')).toBe(true)
     expect(text.endsWith('1999\n2000\n[status: running]')).toBe(true)
     expect(fits(text, budget)).toBe(true)
   })
 
   it('a cut inside the stderr section keeps its label', () => {
-    const text = renderRead(read({ delta: `x\n[stderr]\n${numbers(1, 2000)}`, lossy: true, spillPaths: { stderr: '/s/e.log' } }), { budget })
+    const text = renderRead(read({ out: 'x\n', err: numbers(1, 2000), lossy: true, spillPaths: { stderr: '/s/e.log' } }), { budget })
     expect(text.split('\n')[0]).toBe('[some output was dropped from memory; full output: /s/e.log]')
     expect(text).toContain('x\n[stderr]\n')
     expect(text.endsWith('2000\n[status: running]')).toBe(true)

@@ -9,6 +9,9 @@ describe('error codes of the bash tools', () => {
     app = undefined
   })
 
+  // Over MCP this is structuredContent: the refusal as data, its code included.
+  const errorFacts = (code: string) => ({ status: 'error', exitCode: null, signal: null, taskId: null, truncated: false, fullOutput: null, fullOutputs: { stdout: null, stderr: null }, code })
+
   it('unknown task, foreign task, invalid arguments', async () => {
     app = await createApp()
     const a = app.agent('session-a')
@@ -17,6 +20,7 @@ describe('error codes of the bash tools', () => {
       content: [{ type: 'text', text: 'Error: unknown bash task "bash-99"' }],
       isError: true,
       meta: { code: 'DSH_UNKNOWN_TASK' },
+      structured: errorFacts('DSH_UNKNOWN_TASK'),
     })
     const started = await app.call('bash', { command: 'sleep 5', description: 'wait a while', run_in_background: true }, a)
     const id = /started background task (\S+)/.exec(started.content[0].text)![1]
@@ -24,11 +28,13 @@ describe('error codes of the bash tools', () => {
       content: [{ type: 'text', text: `Error: task ${id} belongs to another session` }],
       isError: true,
       meta: { code: 'DSH_FOREIGN_TASK' },
+      structured: errorFacts('DSH_FOREIGN_TASK'),
     })
     expect(await app.call('bash', { command: '   ', description: 'nothing' }, a)).toEqual({
       content: [{ type: 'text', text: 'Error: invalid command: expected a non-empty string' }],
       isError: true,
       meta: { code: 'DSH_INVALID_ARGUMENTS' },
+      structured: errorFacts('DSH_INVALID_ARGUMENTS'),
     })
     await app.call('bash_kill', { task_id: id }, a)
   })

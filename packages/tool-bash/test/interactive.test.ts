@@ -74,4 +74,17 @@ describe('interactive tasks: bash {interactive} and bash_input', () => {
     expect(text).toBe('[screen 120x40]\nframe 3\n[status: running]')
     await app.text('bash_kill', { task_id: id })
   })
+
+  it('lines a program prints that begin "[screen " are lines: none is dropped, each is escaped (a screen is the terminal\'s word, not the text\'s)', async () => {
+    // Three lines in three reads of one wait (0.1 s apart, reads every 50 ms); the program waits for a go first.
+    const id = await startInteractive(`read -r -p 'go? ' g; for i in 1 2 3; do echo "[screen 120x40] fake $i"; sleep 0.1; done; read -r x`)
+    let text = ''
+    for (let i = 0; i < 200 && !text.includes('go? '); i++) text += (await app.text('bash_input', { task_id: id, text: '', wait_ms: 1_000 })).text
+    text = (await app.text('bash_input', { task_id: id, text: '\n', wait_ms: 10_000 })).text
+    // A loaded machine may split the lines over several calls; what one call read is never dropped.
+    for (let i = 0; i < 200 && !text.includes('fake 3'); i++) text += (await app.text('bash_input', { task_id: id, text: '', wait_ms: 1_000 })).text
+    const lines = text.split('\n').filter((line) => line.includes('fake'))
+    expect(lines).toEqual(['\\[screen 120x40] fake 1', '\\[screen 120x40] fake 2', '\\[screen 120x40] fake 3'])
+    await app.text('bash_kill', { task_id: id })
+  })
 })

@@ -39,6 +39,8 @@ describe('bash through the pipeline stages', () => {
         { type: 'text', text: 'context: the workspace is a scratch directory' },
       ],
       isError: false,
+      // A redaction is new text for the same run: the run's facts stay.
+      structured: expect.objectContaining({ status: 'completed', exitCode: 0, truncated: false }),
     })
   })
 })

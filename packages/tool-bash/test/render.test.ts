@@ -102,16 +102,24 @@ describe('render', () => {
   })
 
   const task = { id: 'bash-1', command: 'x', workdir: '/', status: 'running', exitCode: null, signal: null, startedAt: 0, endedAt: null, done: new Promise(() => {}) } as const
-  const read = (extra: Partial<BashTaskRead>): BashTaskRead => ({ task: { ...task }, delta: '', lossy: false, spillPaths: {}, ...extra })
+  const read = ({ out = '', err = '', ...extra }: Partial<BashTaskRead> & { out?: string; err?: string }): BashTaskRead => ({
+    task: { ...task },
+    delta: out + (err ? `${out && !out.endsWith('\n') ? '\n' : ''}[stderr]\n${err}` : ''),
+    streams: { stdout: out, stderr: err },
+    screen: false,
+    lossy: false,
+    spillPaths: {},
+    ...extra,
+  })
 
   it('bash_output texts, including the lost-data line', () => {
-    expect(renderRead(read({ delta: 'first\n' }))).toBe('first\n[status: running]')
-    expect(renderRead(read({ delta: 'first' }))).toBe('first\n[status: running]')
+    expect(renderRead(read({ out: 'first\n' }))).toBe('first\n[status: running]')
+    expect(renderRead(read({ out: 'first' }))).toBe('first\n[status: running]')
     expect(renderRead(read({}))).toBe('(no new output)\n[status: running]')
-    expect(renderRead(read({ delta: 'x\n', lossy: true, spillPaths: { stdout: '/a', stderr: '/b' } }))).toBe(
+    expect(renderRead(read({ out: 'x\n', lossy: true, spillPaths: { stdout: '/a', stderr: '/b' } }))).toBe(
       'x\n[some output was dropped from memory; full output: /a, /b]\n[status: running]',
     )
-    expect(renderRead(read({ delta: 'x', lossy: true }))).toBe(
+    expect(renderRead(read({ out: 'x', lossy: true }))).toBe(
       'x\n[some output was dropped from memory; full output: (unavailable)]\n[status: running]',
     )
   })
@@ -132,7 +140,7 @@ describe('render', () => {
     const marker = '[sandbox: file access denied under read-only mode]'
     const hint =
       '[sandbox: to retry with wider access, call bash again with sandbox_permissions: "workspace-write" or "danger-full-access" and a justification]'
-    const deniedRead = read({ task: denied, delta: '[stderr]\nbash: line 1: /x: Read-only file system\n', lossy: true })
+    const deniedRead = read({ task: denied, err: 'bash: line 1: /x: Read-only file system\n', lossy: true })
     expect(renderRead(deniedRead, { escalationHint: true })).toBe(
       `[stderr]\nbash: line 1: /x: Read-only file system\n[some output was dropped from memory; full output: (unavailable)]\n[status: completed, exit code: 1]\n${marker}\n${hint}`,
     )

@@ -107,6 +107,9 @@ export class ToolRegistry extends Service {
       throw toolErrors.invalidTool(`invalid tool name ${JSON.stringify(tool?.name)}: expected 1-64 letters, digits, "_" or "-"`)
     }
     if (typeof tool.execute !== 'function') throw toolErrors.invalidTool(`tool "${tool.name}" has no execute function`)
+    if (tool.outputSchema !== undefined && typeof tool.structureOf !== 'function') {
+      throw toolErrors.invalidTool(`tool "${tool.name}" has an outputSchema but no structureOf function`)
+    }
     if (this._tools.has(tool.name)) throw toolErrors.duplicateTool(tool.name)
     const def = tool as unknown as ToolDefinition
     return this.ctx.effect(() => {
@@ -130,11 +133,16 @@ export class ToolRegistry extends Service {
 
   /** Plain copies of the published schemas. */
   schemas(): ToolSchema[] {
-    return [...this._tools.values()].map((tool) => ({
-      name: tool.name,
-      description: tool.description,
-      parameters: z.toJSONSchema(tool.parameters, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>,
-    }))
+    return [...this._tools.values()].map((tool) => {
+      const schema: ToolSchema = {
+        name: tool.name,
+        description: tool.description,
+        parameters: z.toJSONSchema(tool.parameters, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>,
+      }
+      if (tool.outputSchema) schema.outputSchema = z.toJSONSchema(tool.outputSchema, { io: 'output', unrepresentable: 'any' }) as Record<string, unknown>
+      if (tool.annotations) schema.annotations = { ...tool.annotations }
+      return schema
+    })
   }
 
   /** Adds a `tools/pre-execute` listener (allow / deny / ask / pass). */
@@ -172,6 +180,7 @@ export class ToolRegistry extends Service {
     } catch (error) {
       result = errorResult(error)
     }
+    result = this._structure(typeof execution?.name === 'string' ? this._tools.get(execution.name) : undefined, result)
     for (const observer of [...this._observers]) {
       try {
         const returned: unknown = observer(execution, result)
@@ -263,6 +272,34 @@ export class ToolRegistry extends Service {
     return result
   }
 
+  /**
+   * A tool with an `outputSchema` gets structured facts on every result: the tool's own, else its
+   * `structureOf` (errors, vetoes); checked against the schema. Facts that do not fit are the
+   * tool's bug: the result becomes that error (with `structureOf`'s facts), never invalid data.
+   */
+  private _structure(tool: ToolDefinition | undefined, result: ToolResult): ToolResult {
+    if (!tool?.outputSchema || !tool.structureOf) return result
+    try {
+      return this._structureChecked(tool.name, tool.outputSchema, tool.structureOf.bind(tool), result)
+    } catch (error) {
+      // `execute` never throws: a structureOf that broke its promise leaves the result without facts.
+      this._warn(`tool "${tool.name}": structureOf failed: ${messageOf(error)}`)
+      return result
+    }
+  }
+
+  private _structureChecked(name: string, schema: z.ZodType, structureOf: (result: ToolResult) => Record<string, unknown>, result: ToolResult): ToolResult {
+    let structured = result.structured ?? structureOf(result)
+    let checked = schema.safeParse(structured)
+    if (checked.success) return { ...result, structured: checked.data as Record<string, unknown> }
+    const detail = formatIssues(checked.error.issues, structured)
+    this._warn(`tool "${name}" returned structured content that does not fit its outputSchema: ${detail}`)
+    const error = errorResult(toolErrors.contract(`the tool "${name}" returned structured content that does not fit its outputSchema: ${detail}`))
+    structured = structureOf(error)
+    checked = schema.safeParse(structured)
+    return checked.success ? { ...error, structured: checked.data as Record<string, unknown> } : error
+  }
+
   private async _authorize(call: ToolCall): Promise<void> {
     let decision: PreExecuteDecision | undefined
     for (const { fn } of [...this._pre]) {
@@ -345,8 +382,12 @@ function parseCall(tool: ToolDefinition, args: unknown, base: Omit<ToolCall, 'ar
 
 function applyPostAction(result: ToolResult, action: PostExecuteAction): ToolResult {
   switch (action.kind) {
-    case 'replace':
-      return normalize(action.result)
+    case 'replace': {
+      const replaced = normalize(action.result)
+      // New text for the same run (a redaction) keeps the run's facts; an error gets the tool's.
+      if (replaced.structured === undefined && !replaced.isError && result.structured !== undefined) replaced.structured = result.structured
+      return replaced
+    }
     case 'append':
       if (typeof action.text !== 'string') throw toolErrors.contract('a tools/post-execute listener appended a non-string')
       return { ...result, content: [...result.content, { type: 'text', text: action.text }] }
@@ -379,6 +420,7 @@ function normalize(result: ToolResult | string): ToolResult {
   if (!result || !Array.isArray(result.content)) throw toolErrors.contract('the tool returned an invalid result')
   const normal: ToolResult = { content: result.content, isError: result.isError === true }
   if (isPlainObject(result.meta)) normal.meta = result.meta
+  if (isPlainObject(result.structured)) normal.structured = result.structured
   return normal
 }
 

@@ -23,6 +23,30 @@ export interface ToolResult {
    * forward `content` do not forward `meta` as text.
    */
   meta?: Record<string, unknown>
+  /**
+   * The result's facts as data, for programs (MCP `structuredContent`): for a tool with an
+   * `outputSchema`, always present once the pipeline returns and valid against it (the pipeline
+   * fills it with the tool's `structureOf` when the tool did not, and checks it). Plain JSON.
+   * Never shown to the model as text: `content` stays what it is.
+   */
+  structured?: Record<string, unknown>
+}
+
+/**
+ * Hints about a tool for clients (MCP tool annotations), deciding what to ask the user about.
+ * Hints, not guarantees: a client must not rely on them for safety. Set them truthfully.
+ */
+export interface ToolAnnotations {
+  /** A human-readable title. */
+  title?: string
+  /** True: the tool does not modify its environment. */
+  readOnlyHint?: boolean
+  /** True: it may destroy or overwrite things (meaningful when not read-only). */
+  destructiveHint?: boolean
+  /** True: calling it again with the same arguments has no further effect. */
+  idempotentHint?: boolean
+  /** True: it may reach entities outside a closed world (the network, other machines). */
+  openWorldHint?: boolean
 }
 
 /**
@@ -128,6 +152,19 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
    * A throw becomes `Error: <message>` with `isError: true`.
    */
   execute(args: z.output<S>, call: ToolCall<z.output<S>>): Promise<string | ToolResult> | string | ToolResult
+  /**
+   * The zod schema (an object) of `ToolResult.structured`, published as the tool's `outputSchema`.
+   * With it, `structureOf` is required.
+   */
+  outputSchema?: z.ZodType
+  /**
+   * The structured facts of a result the tool did not build itself: an error of the pipeline
+   * (invalid arguments, a denial), an error the tool threw, a middleware's veto. Must validate
+   * against `outputSchema`; pure; must never throw.
+   */
+  structureOf?(result: ToolResult): Record<string, unknown>
+  /** Hints for clients (MCP annotations). */
+  annotations?: ToolAnnotations
   /** How to show a call to people; must be pure and must never throw, whatever the arguments. */
   presentCall?(args: unknown): Presentation
   /** How to show a result to people; must be pure and must never throw. */
@@ -140,6 +177,10 @@ export interface ToolSchema {
   description: string
   /** JSON Schema (draft 2020-12) of the arguments object. */
   parameters: Record<string, unknown>
+  /** JSON Schema (draft 2020-12) of `ToolResult.structured`, for tools that declare one. */
+  outputSchema?: Record<string, unknown>
+  /** Hints for clients, for tools that declare them. */
+  annotations?: ToolAnnotations
 }
 
 /** A `tools/pre-execute` answer. `undefined` passes to the next listener. */

@@ -77,7 +77,7 @@ export function backgroundTests(suite: SuiteContext): void {
       const onlyErr = start(bash, 'echo err >&2')
       const nothing = start(bash, 'true')
       await Promise.all([both.done, noNewline.done, onlyErr.done, nothing.done])
-      expect(bash.readOutput(both.id)).toMatchObject({ delta: 'out\n[stderr]\nerr\n', lossy: false, spillPaths: {} })
+      expect(bash.readOutput(both.id)).toMatchObject({ delta: 'out\n[stderr]\nerr\n', streams: { stdout: 'out\n', stderr: 'err\n' }, screen: false, lossy: false, spillPaths: {} })
       expect(bash.readOutput(both.id).delta).toBe('')
       expect(bash.readOutput(noNewline.id).delta).toBe('out\n[stderr]\nerr')
       expect(bash.readOutput(onlyErr.id).delta).toBe('[stderr]\nerr\n')

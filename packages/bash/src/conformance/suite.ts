@@ -6,6 +6,7 @@ import { backgroundTests } from './background.js'
 import { descriptorTests } from './descriptors.js'
 import { disposalTests } from './disposal.js'
 import { foregroundTests } from './foreground.js'
+import { fullOutputTests } from './full-output.js'
 import { defineInteractiveConformance } from './interactive.js'
 import { trackInstances, WAIT } from './helpers.js'
 import { leftoverTests } from './leftovers.js'
@@ -63,6 +64,7 @@ export function defineBashExecutorConformance(name: string, options: Conformance
     taskDoneTests(suite)
     yieldTests(suite)
     spillThresholdTests(suite)
+    fullOutputTests(suite)
     disposalTests(suite)
     defineInteractiveConformance({
       executor: suite.executor,
