@@ -171,9 +171,14 @@ export async function connectHttp(url: string, token: string, capabilities: Reco
   return { client, transport, logs, close: () => client.close() }
 }
 
-/** Calls a tool; returns the texts of the blocks and isError. */
+/**
+ * Calls a tool; returns the texts of the blocks and isError. A call with a `timeoutMs` waits for
+ * the answer that long and 30 s more (the client's own request timeout is 60 s: a command given
+ * 90 s, on a loaded machine, was cut by the client instead of ending by itself).
+ */
 export async function call(client: Client, name: string, args: Record<string, unknown>) {
-  const result = (await client.callTool({ name, arguments: args })) as CallToolResult
+  const timeout = typeof args.timeoutMs === 'number' ? Math.max(60_000, args.timeoutMs + 30_000) : undefined
+  const result = (await client.callTool({ name, arguments: args }, undefined, timeout === undefined ? undefined : { timeout })) as CallToolResult
   return { texts: result.content.map((block) => (block.type === 'text' ? block.text : `<${block.type}>`)), isError: result.isError === true }
 }
 

@@ -75,7 +75,7 @@ describe.skipIf(reason !== undefined)('dsh-bash mcp --executor sandbox: the defa
     expect(bomb.texts[0]).not.toContain('[timed out')
     expect(await bash(server.client, 'echo answered')).toEqual({ texts: ['answered\n'], isError: false })
     await waitFor('the bomb to be gone', () => safety.pids() <= baseline, 30_000)
-  }, 120_000)
+  }, 180_000)
 
   it(`a fork bomb that reaches the limit says so: [process limit ${defaults.pids} reached]; nothing is left`, async () => {
     const { server, safety } = under
@@ -86,7 +86,7 @@ describe.skipIf(reason !== undefined)('dsh-bash mcp --executor sandbox: the defa
     expect(bomb.texts[0]).toMatch(new RegExp(`\\n\\[stopped \\d+ leftover process\\(es\\); use run_in_background for servers and watchers\\]\\n\\[process limit ${defaults.pids} reached\\]$`))
     expect(await bash(server.client, 'echo answered')).toEqual({ texts: ['answered\n'], isError: false })
     await waitFor('the bomb to be gone', () => safety.pids() <= baseline, 30_000)
-  }, 120_000)
+  }, 180_000)
 
   it(`a 30 GB allocation is killed at the memory limit (${formatSize(defaults.memory)}) with the marker; the server answers on`, async () => {
     const { server, safety } = under
@@ -95,7 +95,7 @@ describe.skipIf(reason !== undefined)('dsh-bash mcp --executor sandbox: the defa
     expect(big).toEqual({ texts: [`(no output)\n[killed: memory limit ${formatSize(defaults.memory)} reached]\n[killed by signal: SIGKILL]`], isError: false })
     expect(await bash(server.client, 'echo answered')).toEqual({ texts: ['answered\n'], isError: false })
     await waitFor('nothing left', () => safety.pids() <= baseline, 30_000)
-  }, 120_000)
+  }, 180_000)
 
   it('the default /tmp holds 100 MB (the --limit-tmp test below is the limit, not a small /tmp)', async () => {
     const write = await bash(under.server.client, 'head -c 100M /dev/zero > /tmp/big && stat -c %s /tmp/big')
@@ -138,7 +138,7 @@ describe.skipIf(reason !== undefined)('controls: without the limits under test, 
     } finally {
       await under.stop()
     }
-  }, 120_000)
+  }, 180_000)
 
   it('--limit-memory none: the outer limit kills the allocation, no memory limit marker', async () => {
     const under = await serverIn({ memoryBytes: 1.5 * GiB, pids: 512 }, ['--limit-memory', 'none'], dir)
@@ -148,5 +148,5 @@ describe.skipIf(reason !== undefined)('controls: without the limits under test, 
     } finally {
       await under.stop()
     }
-  }, 120_000)
+  }, 180_000)
 })
