@@ -29,6 +29,15 @@ export const bashOutputSchema = z.object({
   fullOutputs: z.object({ stdout: uri, stderr: uri }).describe('the URIs of each stream whose complete output is kept, else null'),
   durationMs: z.number().optional().describe('how long the command ran (so far), when known'),
   code: z.string().nullable().optional().describe('status error: the stable error code (DSH_…) when there is one'),
+  cpuMs: z.number().optional().describe('CPU time (user + system) of all the command\'s processes together, in ms, once it ended, where the executor measures it'),
+  peakMemoryBytes: z.number().optional().describe('the highest memory use of the command\'s processes together, in bytes, once it ended, where the executor measures it'),
+  limitReached: z
+    .object({
+      memoryBytes: z.number().optional().describe('the memory limit its processes were killed at'),
+      processes: z.number().optional().describe('the process limit at which forks were refused'),
+    })
+    .optional()
+    .describe('the limits the command reached (the [killed: memory limit …] and [process limit … reached] markers); absent when none'),
   range: z
     .object({ offset: z.number().int(), length: z.number().int(), size: z.number().int(), complete: z.boolean() })
     .optional()
@@ -72,10 +81,19 @@ function outputs(id: string | undefined, kept: { stdout?: string; stderr?: strin
   return { truncated: cut.stdout || cut.stderr, fullOutput, fullOutputs }
 }
 
+/** What the command used and the limits it reached, each only where the executor has it (see ResourceFacts). */
+function usage(facts: Pick<BashRunResult, 'cpuMs' | 'peakMemoryBytes' | 'limitReached'>): Pick<BashStructured, 'cpuMs' | 'peakMemoryBytes' | 'limitReached'> {
+  return {
+    ...(facts.cpuMs !== undefined ? { cpuMs: facts.cpuMs } : {}),
+    ...(facts.peakMemoryBytes !== undefined ? { peakMemoryBytes: facts.peakMemoryBytes } : {}),
+    ...(facts.limitReached !== undefined ? { limitReached: { ...facts.limitReached } } : {}),
+  }
+}
+
 /** A foreground run's facts. */
 export function runStructure(result: BashRunResult, rendered: Rendered): BashStructured {
   const streams = outputs(result.id, { stdout: result.stdout.spillPath, stderr: result.stderr.spillPath }, rendered.cut)
-  const facts = { exitCode: result.exitCode, signal: result.signal, durationMs: result.durationMs, ...streams }
+  const facts = { exitCode: result.exitCode, signal: result.signal, durationMs: result.durationMs, ...streams, ...usage(result) }
   if (result.yieldedTo !== undefined) return { ...facts, status: 'yielded', taskId: result.yieldedTo }
   return { ...facts, status: runStatus(result), taskId: null }
 }
@@ -106,5 +124,6 @@ export function taskStructure(task: BashTask, kept: { stdout?: string; stderr?: 
     taskId: task.id,
     durationMs: taskDuration(task),
     ...outputs(task.id, kept, cut),
+    ...usage(task),
   }
 }
