@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { hostConfigOf } from '../src/session.js'
 
-// The engine's HostConfig carries the limits (issue 27, item 3): checked without an engine here;
+// The engine's HostConfig carries the limits: checked without an engine here;
 // container.test.ts checks them on a real one.
 describe('the HostConfig of a session container', () => {
   const spec = {
