@@ -61,7 +61,7 @@ describe.skipIf(reason !== undefined)('dsh-bash mcp --executor sandbox --allow-d
       ['--executor', 'sandbox', '--workdir', join(dir, 'ws'), '--allow-domain', 'allowed.test', '--add-host', 'allowed.test:127.0.0.1', '--add-host', 'blocked.test:127.0.0.1'],
       { wrap: (argv) => ['strace', '-f', '-qq', '-e', 'trace=connect', '-e', 'signal=none', '-o', trace, ...argv] },
     )
-  }, 60_000)
+  }, 180_000)
 
   afterAll(async () => {
     await server?.close()
@@ -90,7 +90,7 @@ describe.skipIf(reason !== undefined)('dsh-bash mcp --executor sandbox --allow-d
     expect(socks.texts[0]).toMatch(/^page of allowed\n\[stderr\]\ncurl: \(97\) .*blocked\.test.*\n\[sandbox: network access to blocked\.test denied\]\n\[exit code: 97\]$/)
     expect(allowed.requests).toEqual([`GET allowed.test:${allowed.port} /plain`, `GET allowed.test:${allowed.port} /socks`])
     expect(allowedTls.requests).toEqual([`GET allowed.test:${allowedTls.port} /tunnel`])
-  }, 60_000)
+  }, 180_000)
 
   it('a program that ignores the proxy reaches nothing: no route, no host loopback, no Unix socket', async () => {
     const direct = await bash(server.client, `curl -sS --noproxy '*' --max-time 5 http://127.0.0.1:${allowed.port}/direct`)
@@ -111,7 +111,7 @@ describe.skipIf(reason !== undefined)('dsh-bash mcp --executor sandbox --allow-d
     // Control: the same raw connect with the proxy reaches the allowed server (the refusals above are the sandbox's).
     const control = await bash(server.client, `curl -fsS http://allowed.test:${allowed.port}/control`)
     expect(control.texts[0]).toBe('page of allowed\n')
-  }, 60_000)
+  }, 180_000)
 
   it('the blocked server saw no request, and the server connected to nothing but the allowed servers', async () => {
     expect(blocked.requests).toEqual([])
@@ -195,7 +195,7 @@ describe.skipIf(reason !== undefined)('dsh-bash mcp --executor sandbox: secrets 
     } finally {
       await server.close()
     }
-  }, 60_000)
+  }, 180_000)
 
   it('--allow-read lifts a path: a whole entry, or a file inside a masked directory', async () => {
     const server = await startStdio(
@@ -208,7 +208,7 @@ describe.skipIf(reason !== undefined)('dsh-bash mcp --executor sandbox: secrets 
     } finally {
       await server.close()
     }
-  }, 60_000)
+  }, 180_000)
 
   it('control: the same reads succeed with danger-full-access (the masks are the sandbox\'s)', async () => {
     const server = await startStdio(['--executor', 'sandbox', '--workdir', join(dir, 'ws'), '--sandbox-mode', 'danger-full-access', '--deny-read', join(dir, 'vault')], {
@@ -220,7 +220,7 @@ describe.skipIf(reason !== undefined)('dsh-bash mcp --executor sandbox: secrets 
     } finally {
       await server.close()
     }
-  }, 60_000)
+  }, 180_000)
 })
 
 describe.skipIf(reason !== undefined)('a session\'s egress rules (capabilities.experimental["dsh-bash"].network) narrow the server\'s, never widen them', () => {
@@ -259,7 +259,7 @@ describe.skipIf(reason !== undefined)('a session\'s egress rules (capabilities.e
       await wider.close()
     }
     expect(web.requests).toEqual([`GET a.test:${web.port} /a`])
-  }, 60_000)
+  }, 180_000)
 
   it('with --network on, a session with lists gets the proxy instead of the host\'s network; the control session keeps the host\'s', async () => {
     const narrowed = await startStdio(['--executor', 'sandbox', '--workdir', dir, '--network', 'on'], {
@@ -279,7 +279,7 @@ describe.skipIf(reason !== undefined)('a session\'s egress rules (capabilities.e
     } finally {
       await open.close()
     }
-  }, 60_000)
+  }, 180_000)
 
   it('malformed session rules, or a server without a sandbox, fail every call of the session with the reason', async () => {
     const bad = await startStdio(['--executor', 'sandbox', '--workdir', dir], { capabilities: { experimental: { 'dsh-bash': { network: { allow: 'a.test' } } } } })
@@ -303,5 +303,5 @@ describe.skipIf(reason !== undefined)('a session\'s egress rules (capabilities.e
     } finally {
       await local.close()
     }
-  }, 60_000)
+  }, 180_000)
 })

@@ -24,11 +24,14 @@ if (reason) console.warn(`[mcp-limits] skipped (a fork bomb never runs without a
 
 const FORK_BOMB = ':(){ :|:& };:'
 /**
- * The bomb gets a few seconds before its shell exits: the bomb above leaves at once (its processes
- * are leftovers, stopped at once), and on a loaded machine the stop can come before it reached the
- * limit; the marker is only ever shown when forks were refused.
+ * The bomb, then its shell stays until the bomb stopped growing: the bomb above leaves at once (its
+ * processes are leftovers, stopped at once), and the marker is only ever shown when forks were
+ * refused. A fixed pause was not enough: beside four busy loops at load 60, 5 s of bomb made 477
+ * processes of 1024. So the shell counts the sandbox's processes (its own pid namespace: a glob
+ * over /proc, no fork) until two seconds pass without a new highest count once past 100, or 60 s.
+ * `true`, never `:` (the bomb is `:`).
  */
-const FORK_BOMB_PAUSED = `${FORK_BOMB}; sleep 5`
+const FORK_BOMB_PAUSED = `${FORK_BOMB}; shopt -s nullglob; max=0; still=0; last=$SECONDS; until ((still >= 2 || SECONDS >= 60)); do p=(/proc/[0-9]*); if ((\${#p[@]} > max)); then max=\${#p[@]}; still=0; fi; if ((SECONDS != last)); then last=$SECONDS; ((max > 100)) && ((++still)); fi; true; done`
 /** 30 GiB in 1 MiB pieces, each written: a single 30 GB malloc is refused by the kernel's overcommit check up front (MemoryError), which tests nothing. */
 const ALLOCATE_30G = `python3 -c 'b = [b"x" * 2**20 for _ in range(30 * 1024)]'`
 
