@@ -24,14 +24,14 @@ if (reason) console.warn(`[mcp-limits] skipped (a fork bomb never runs without a
 
 const FORK_BOMB = ':(){ :|:& };:'
 /**
- * The bomb, then its shell stays until the bomb stopped growing: the bomb above leaves at once (its
- * processes are leftovers, stopped at once), and the marker is only ever shown when forks were
- * refused. A fixed pause was not enough: beside four busy loops at load 60, 5 s of bomb made 477
- * processes of 1024. So the shell counts the sandbox's processes (its own pid namespace: a glob
- * over /proc, no fork) until two seconds pass without a new highest count once past 100, or 60 s.
- * `true`, never `:` (the bomb is `:`).
+ * The bomb, then its shell stays until a fork of the bomb was refused (or 60 s): the bomb above
+ * leaves at once (its processes are leftovers, stopped at once), and the marker is only ever shown
+ * when forks were refused. Fixed pauses were not enough beside four busy loops at load 60 (5 s made
+ * 477 processes of 1024; "no new highest count for 2 s" stopped at 332). So the bomb's stderr goes
+ * to a file the shell watches with builtins only (no fork: `[[ -s ]]`, `read`), and is then shown
+ * as the command's stderr. `true`, never `:` (the bomb is `:`).
  */
-const FORK_BOMB_PAUSED = `${FORK_BOMB}; shopt -s nullglob; max=0; still=0; last=$SECONDS; until ((still >= 2 || SECONDS >= 60)); do p=(/proc/[0-9]*); if ((\${#p[@]} > max)); then max=\${#p[@]}; still=0; fi; if ((SECONDS != last)); then last=$SECONDS; ((max > 100)) && ((++still)); fi; true; done`
+const FORK_BOMB_PAUSED = `${FORK_BOMB} 2>/tmp/bomb.err; until [[ -s /tmp/bomb.err ]] || ((SECONDS >= 60)); do true; done; IFS= read -r -d '' err </tmp/bomb.err; printf '%s' "$err" >&2`
 /** 30 GiB in 1 MiB pieces, each written: a single 30 GB malloc is refused by the kernel's overcommit check up front (MemoryError), which tests nothing. */
 const ALLOCATE_30G = `python3 -c 'b = [b"x" * 2**20 for _ in range(30 * 1024)]'`
 
@@ -82,6 +82,8 @@ describe.skipIf(reason !== undefined)('dsh-bash mcp --executor sandbox: the defa
 
   it(`a fork bomb that reaches the limit says so: [process limit ${defaults.pids} reached]; nothing is left`, async () => {
     const { server, safety } = under
+    // After a call: the executor keeps a launcher ready for the next command (one more process).
+    await bash(server.client, 'true')
     const baseline = safety.pids()
     const bomb = await bash(server.client, FORK_BOMB_PAUSED, { timeoutMs: 90_000 })
     expect(bomb.isError).toBe(false)
@@ -94,11 +96,12 @@ describe.skipIf(reason !== undefined)('dsh-bash mcp --executor sandbox: the defa
   it(`a 30 GB allocation is killed at the memory limit (${formatSize(defaults.memory)}) with the marker; the server answers on`, async () => {
     const { server, safety } = under
     const baseline = safety.pids()
-    const big = await bash(server.client, ALLOCATE_30G, { timeoutMs: 90_000 })
+    // 240 s: beside four busy loops at load 58, 90 s was not enough to write 5.5 GiB.
+    const big = await bash(server.client, ALLOCATE_30G, { timeoutMs: 240_000 })
     expect(big).toEqual({ texts: [`(no output)\n[killed: memory limit ${formatSize(defaults.memory)} reached]\n[killed by signal: SIGKILL]`], isError: false })
     expect(await bash(server.client, 'echo answered')).toEqual({ texts: ['answered\n'], isError: false })
     await waitFor('nothing left', () => safety.pids() <= baseline, 30_000)
-  }, 180_000)
+  }, 330_000)
 
   it('the default /tmp holds 100 MB (the --limit-tmp test below is the limit, not a small /tmp)', async () => {
     const write = await bash(under.server.client, 'head -c 100M /dev/zero > /tmp/big && stat -c %s /tmp/big')
@@ -146,10 +149,10 @@ describe.skipIf(reason !== undefined)('controls: without the limits under test, 
   it('--limit-memory none: the outer limit kills the allocation, no memory limit marker', async () => {
     const under = await serverIn({ memoryBytes: 1.5 * GiB, pids: 512 }, ['--limit-memory', 'none'], dir)
     try {
-      const big = await bash(under.server.client, ALLOCATE_30G, { timeoutMs: 90_000 })
+      const big = await bash(under.server.client, ALLOCATE_30G, { timeoutMs: 240_000 })
       expect(big).toEqual({ texts: ['(no output)\n[killed by signal: SIGKILL]'], isError: false })
     } finally {
       await under.stop()
     }
-  }, 180_000)
+  }, 330_000)
 })
