@@ -25,6 +25,11 @@ export interface AgentOptions {
      * Escalations are measured against it.
      */
     sandboxMode?: string
+    /**
+     * The session's egress rules (host patterns): they narrow the executor's for every command of
+     * this session, never widen them (`BashExecRequest.network`). Omitted: the executor's alone.
+     */
+    network?: { allow?: string[]; deny?: string[] }
   }
   /** Asks the model for the next step. Without one, `run` fails; `inject`/`takeInjected` still work. */
   adapter?: ModelAdapter
@@ -48,6 +53,8 @@ export interface SessionHeader {
   readonly cwd: string
   /** The session's sandbox mode (see `AgentOptions.session.sandboxMode`); absent: the executor's default. */
   readonly sandboxMode?: string
+  /** The session's egress rules (see `AgentOptions.session.network`); absent: none. Frozen. */
+  readonly network?: { readonly allow?: readonly string[]; readonly deny?: readonly string[] }
 }
 
 /** What an agent needs from its owner (the `Agents` service). Not for direct use. */
@@ -95,6 +102,13 @@ export class Agent implements ToolCaller {
     if (session.sandboxMode !== undefined && (typeof session.sandboxMode !== 'string' || session.sandboxMode === '')) {
       throw agentErrors.invalid(`session.sandboxMode must be a non-empty string, got ${JSON.stringify(session.sandboxMode)}`)
     }
+    const network = session.network
+    if (network !== undefined) {
+      const list = (value: unknown) => value === undefined || (Array.isArray(value) && value.every((item) => typeof item === 'string'))
+      if (network === null || typeof network !== 'object' || !list(network.allow) || !list(network.deny)) {
+        throw agentErrors.invalid(`session.network must be { allow?: string[], deny?: string[] }, got ${JSON.stringify(network)}`)
+      }
+    }
     const maxSteps = options.maxSteps ?? DEFAULT_MAX_STEPS
     if (!Number.isInteger(maxSteps) || maxSteps < 1) {
       throw agentErrors.invalid(`maxSteps must be a positive integer, got ${JSON.stringify(options.maxSteps)}`)
@@ -104,9 +118,19 @@ export class Agent implements ToolCaller {
       throw agentErrors.invalid('adapter must have a next(request, signal) method')
     }
     this.id = id
-    const header: SessionHeader = session.sandboxMode === undefined
-      ? { id: session.id, cwd: session.cwd }
-      : { id: session.id, cwd: session.cwd, sandboxMode: session.sandboxMode }
+    const header: SessionHeader = {
+      id: session.id,
+      cwd: session.cwd,
+      ...(session.sandboxMode === undefined ? {} : { sandboxMode: session.sandboxMode }),
+      ...(network === undefined
+        ? {}
+        : {
+            network: Object.freeze({
+              ...(network.allow ? { allow: Object.freeze([...network.allow]) } : {}),
+              ...(network.deny ? { deny: Object.freeze([...network.deny]) } : {}),
+            }),
+          }),
+    }
     this.session = Object.freeze({ header: Object.freeze(header) })
     this.system = options.system
     this.maxSteps = maxSteps

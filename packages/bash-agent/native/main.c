@@ -1,6 +1,6 @@
 /*
  * The modes of the one binary (docs/agent-protocol.md):
- *   serve <shell> [secret rule…]            the protocol over stdin/stdout (rules: secret.c)
+ *   serve [--rlimit-…] <shell> [secret rule…]  the protocol over stdin/stdout (rules: secret.c)
  *   init                                    PID 1 of a container (lifeline.c)
  *   pod-init <first s> <gone s> <name>      PID 1 of a pod (lifeline.c)
  *   kill <marker> <pid> <start>             the second-channel kill, without the serving agent

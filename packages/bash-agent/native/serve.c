@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -52,6 +53,9 @@ typedef struct cmd {
 } cmd_t;
 
 static const char *shell;
+/* `serve --rlimit-as=… --rlimit-nproc=…`: set (hard and soft) in every command before its shell
+   runs; 0: not set. The agent itself runs without them. */
+static rlim_t limit_as, limit_nproc;
 static const char *stall_mode; /* test hook, see docs/agent-protocol.md */
 static cmd_t *cmds;
 static buf_t outq, inq;
@@ -228,6 +232,15 @@ static void child_fail(int errfd, int code, const char *fmt, const char *arg) {
   _exit(code);
 }
 
+/* Hard and soft, so the command cannot raise it; never above a hard limit the agent already has
+   (a user may lower theirs, not raise it): the command gets the lower of the two. */
+static int set_limit(int resource, rlim_t value) {
+  struct rlimit now;
+  if (getrlimit(resource, &now) == 0 && now.rlim_max != RLIM_INFINITY && now.rlim_max < value) value = now.rlim_max;
+  struct rlimit lim = {value, value};
+  return setrlimit(resource, &lim);
+}
+
 typedef struct {
   const char *wd, *marker, *mode, *command;
   char **pairs;
@@ -307,6 +320,10 @@ static void start_cmd(const char *id, run_t *r) {
     if (stat(r->wd, &st) < 0) child_fail(status[1], 125, "nowd%s", "");
     if (!S_ISDIR(st.st_mode)) child_fail(status[1], 125, "notdir%s", "");
     if (chdir(r->wd) < 0) child_fail(status[1], 125, "noaccess%s", "");
+    /* Last before the exec: nothing of the agent's runs under them. A limit that cannot be set ends
+       the start: a command never runs without a limit it was given. */
+    if (limit_as && set_limit(RLIMIT_AS, limit_as) < 0) child_fail(status[1], 125, "spawn:cannot set the limit %s: %s", "RLIMIT_AS");
+    if (limit_nproc && set_limit(RLIMIT_NPROC, limit_nproc) < 0) child_fail(status[1], 125, "spawn:cannot set the limit %s: %s", "RLIMIT_NPROC");
     environ = command_env(r->pairs, r->npairs, r->marker);
     /* Only fds 0-2 reach the command: everything the agent holds is close-on-exec. */
     char *argv[6] = {(char *)shell, "--noprofile", "--norc", "-c", (char *)r->command, NULL};
@@ -649,8 +666,25 @@ static double run_timers(void) {
 
 /* ---- the loop ---- */
 
+/* `--rlimit-as=<bytes>` / `--rlimit-nproc=<n>`: a positive decimal, else the agent does not start. */
+static int limit_option(const char *arg, const char *name, rlim_t *out) {
+  size_t n = strlen(name);
+  if (strncmp(arg, name, n) != 0 || arg[n] != '=') return 0;
+  const char *digits = arg + n + 1;
+  char *end;
+  errno = 0;
+  unsigned long long value = strtoull(digits, &end, 10);
+  if (*digits < '1' || *digits > '9' || *end || errno || value == 0 || (rlim_t)value == RLIM_INFINITY) die("serve: %s must be a positive number, got '%s'", name, digits);
+  *out = (rlim_t)value;
+  return 1;
+}
+
 int serve_main(int argc, char **argv) {
-  if (argc < 1) die("usage: serve <shell> [secret rule (glob, !NAME)...]");
+  while (argc > 0 && strncmp(argv[0], "--", 2) == 0) {
+    if (!limit_option(argv[0], "--rlimit-as", &limit_as) && !limit_option(argv[0], "--rlimit-nproc", &limit_nproc)) die("serve: unknown option %s", argv[0]);
+    argc--, argv++;
+  }
+  if (argc < 1) die("usage: serve [--rlimit-as=<bytes>] [--rlimit-nproc=<n>] <shell> [secret rule (glob, !NAME)...]");
   self = getpid();
   shell = xstrdup(argv[0]);
   secret_rules_init(argc - 1, argv + 1);

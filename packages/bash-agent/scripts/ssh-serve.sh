@@ -1,5 +1,5 @@
 # Starts the cached agent on an SSH host (see src/install.ts): run as `bash --noprofile --norc -c
-# <this> serve <x64 sha256> <arm64 sha256> <shell> <secret rules…>`. The file
+# <this> serve <x64 sha256> <arm64 sha256> [--rlimit-…] <shell> <secret rules…>`. The file
 # ${XDG_CACHE_HOME:-~/.cache}/dsh-bash/agent-<sha256> of this machine's architecture is opened once; the open file must be ours,
 # closed to others' writes and have that SHA-256, and that same open file is executed
 # (/proc/self/fd/3): a path swapped between the check and the exec changes nothing. Anything

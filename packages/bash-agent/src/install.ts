@@ -3,6 +3,7 @@ import { finished } from 'node:stream/promises'
 import { readScript } from '@deepseek-ai/dsh-bash-kit'
 import { AGENT_ARCHES, type AgentArch, type AgentBinary, agentArchOf, findAgentBinary } from './binary.js'
 import { agentErrors } from './errors.js'
+import { type AgentLimits, serveLimitArgs } from './limits.js'
 
 /**
  * Getting the agent to the far side on first use, checked by its SHA-256 (the version name of
@@ -47,8 +48,8 @@ export function installArgs(where: 'cache' | string): string[] {
 }
 
 /** The arguments of SSH_SERVE_SCRIPT (`$1`…): the shipped builds' hashes, then the agent's `serve` arguments. */
-export function sshServeArgs(shell: string, secretPatterns: readonly string[]): string[] {
-  return [...buildArgs(false), shell, ...secretPatterns]
+export function sshServeArgs(shell: string, secretPatterns: readonly string[], limits?: AgentLimits): string[] {
+  return [...buildArgs(false), ...serveLimitArgs(limits), shell, ...secretPatterns]
 }
 
 /** The streams of an exec running INSTALL_SCRIPT. */

@@ -119,6 +119,38 @@ describe.skipIf(!binary || process.platform !== 'linux')('the agent binary, loca
     for (const build of builds) expect(build.bytes.includes(Buffer.from(`dsh-bash-agent-source-sha256:${sha}`)), build.arch).toBe(true)
   })
 
+  it('`serve --rlimit-as/--rlimit-nproc`: every command gets them hard and soft before its shell runs, the agent itself none', async () => {
+    const limited = new FrameClient(spawnAgent(['serve', `--rlimit-as=${256 * 2 ** 20}`, '--rlimit-nproc=200', 'bash'], { DSH_BASH_AGENT_CGROUP: 'off' }))
+    const open = new FrameClient(spawnAgent(['serve', 'bash'], { DSH_BASH_AGENT_CGROUP: 'off' }))
+    const limits = `ulimit -Sv; ulimit -Hv; ulimit -Su; ulimit -Hu; grep -o 'Max address space *[a-z0-9]*' /proc/$PPID/limits; python3 -c 'b = [b"x" * 2**20 for _ in range(400)]' 2>&1 | tail -1`
+    try {
+      limited.run('1', limits, { workdir })
+      await limited.next('exit', '1')
+      expect(limited.output('1')).toBe(`${256 * 1024}\n${256 * 1024}\n200\n200\nMax address space         unlimited\nMemoryError\n`)
+      // The control: the same command under an agent without the options has no limit, and the allocation succeeds.
+      open.run('1', limits, { workdir })
+      await open.next('exit', '1')
+      expect(open.output('1')).toMatch(/^unlimited\nunlimited\n\d+\n\d+\nMax address space +unlimited\n$/)
+    } finally {
+      for (const client of [limited, open]) client.stream.stdin.end()
+      await Promise.all([limited.stream.closed, open.stream.closed])
+    }
+  })
+
+  it('`serve` refuses a limit that is not a positive number, and an unknown option: the agent does not start', async () => {
+    for (const [option, why] of [
+      ['--rlimit-as=0', "serve: --rlimit-as must be a positive number, got '0'"],
+      ['--rlimit-nproc=12x', "serve: --rlimit-nproc must be a positive number, got '12x'"],
+      ['--rlimit-as=-5', "serve: --rlimit-as must be a positive number, got '-5'"],
+      ['--rlimit-stack=1', 'serve: unknown option --rlimit-stack=1'],
+    ]) {
+      const out = spawnSync(binary!.path, ['serve', option, 'bash'], { input: '', encoding: 'utf8', timeout: 10_000 })
+      expect(out.status, option).not.toBe(0)
+      expect(out.stdout, option).toBe('')
+      expect(out.stderr, option).toContain(why)
+    }
+  })
+
   it('`version` names the protocol and the sources', async () => {
     expect(await runMode(['version'])).toMatch(/^dsh-bash-agent 1 [0-9a-f]{64}$/)
   })

@@ -49,6 +49,8 @@ export const containerConfigSchema = z
     pidsLimit: nonNegativeInt('pidsLimit').default(1024),
     /** CPU limit per container, in CPUs (1.5 = one and a half); 0 = none. */
     cpus: z.number({ error: 'cpus must be a number' }).nonnegative('cpus must not be negative').default(2),
+    /** Size of a private /tmp per container (a tmpfs, counted in `memoryBytes`); 0 = the image's /tmp. */
+    tmpBytes: nonNegativeInt('tmpBytes').default(0),
     /** `uid[:gid]` or a user name of the image; default the workspace owner's `uid:gid` on the host. */
     user: z.string().optional(),
     /** Extra variables of every container (on top of the image's). */

@@ -118,6 +118,7 @@ export class ContainerExecutor extends AgentSessionExecutor<ContainerSession> {
       memoryBytes: c.memoryBytes,
       pidsLimit: c.pidsLimit,
       cpus: c.cpus,
+      tmpBytes: c.tmpBytes,
       user: this._user,
       env: c.env,
       labels,

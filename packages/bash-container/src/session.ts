@@ -19,6 +19,8 @@ export interface ContainerSpec {
   memoryBytes: number
   pidsLimit: number
   cpus: number
+  /** A tmpfs of this size at /tmp; 0: none (the image's /tmp). */
+  tmpBytes: number
   user?: string
   env: Record<string, string>
   labels: Record<string, string>
@@ -67,20 +69,7 @@ export class ContainerSession extends AgentSession {
   }
 
   private async boot(spec: ContainerSpec): Promise<void> {
-    const hostConfig: Record<string, unknown> = {
-      AutoRemove: true,
-      NetworkMode: spec.network,
-      CapDrop: ['ALL'],
-      SecurityOpt: ['no-new-privileges'],
-      Init: false,
-    }
-    if (spec.memoryBytes > 0) Object.assign(hostConfig, { Memory: spec.memoryBytes, MemorySwap: spec.memoryBytes })
-    if (spec.pidsLimit > 0) hostConfig.PidsLimit = spec.pidsLimit
-    if (spec.cpus > 0) hostConfig.NanoCpus = Math.round(spec.cpus * 1e9)
-    if (spec.workspace?.mode === 'bind') {
-      const { hostPath, mountPath, readOnly } = spec.workspace
-      hostConfig.Binds = [`${hostPath}:${mountPath}${readOnly ? ':ro' : ''}`]
-    }
+    const hostConfig = hostConfigOf(spec)
     const agentPath = containerAgentPath(spec.agent)
     const body: Record<string, unknown> = {
       Image: spec.image,
@@ -230,3 +219,26 @@ async function waitUntilGone(engine: EngineClient, id: string): Promise<void> {
   }
 }
 
+/**
+ * The engine's HostConfig of a session container: removed when it stops, the network asked for,
+ * no capability, no new privileges; the limits (memory without swap beyond it, processes, CPUs, a
+ * /tmp tmpfs of `tmpBytes`: all per container, that is per session); the workspace bind.
+ */
+export function hostConfigOf(spec: ContainerSpec): Record<string, unknown> {
+  const hostConfig: Record<string, unknown> = {
+    AutoRemove: true,
+    NetworkMode: spec.network,
+    CapDrop: ['ALL'],
+    SecurityOpt: ['no-new-privileges'],
+    Init: false,
+  }
+  if (spec.memoryBytes > 0) Object.assign(hostConfig, { Memory: spec.memoryBytes, MemorySwap: spec.memoryBytes })
+  if (spec.pidsLimit > 0) hostConfig.PidsLimit = spec.pidsLimit
+  if (spec.cpus > 0) hostConfig.NanoCpus = Math.round(spec.cpus * 1e9)
+  if (spec.tmpBytes > 0) hostConfig.Tmpfs = { '/tmp': `rw,nosuid,nodev,mode=1777,size=${spec.tmpBytes}` }
+  if (spec.workspace?.mode === 'bind') {
+    const { hostPath, mountPath, readOnly } = spec.workspace
+    hostConfig.Binds = [`${hostPath}:${mountPath}${readOnly ? ':ro' : ''}`]
+  }
+  return hostConfig
+}

@@ -146,6 +146,22 @@ describe.skipIf(skip !== undefined)('container executor: sessions, confinement, 
     expect(forks.stdout.text + forks.stderr.text).toMatch(/fork|resource/i)
   })
 
+  it('limits hold in a real container: /tmp is a tmpfs of tmpBytes (a larger write is ENOSPC), memory past memoryBytes is killed; the control has neither', async () => {
+    const write = 'head -c 32M /dev/zero > /tmp/big; stat -c %s /tmp/big'
+    // Kept in bash's memory (no newline: one word of 300 MiB), so the container's memory is really used.
+    const allocate = 'x=$(head -c 300M /dev/zero | tr "\\0" a); echo ${#x}'
+    const limited = await create({ memoryBytes: 128 * 2 ** 20, pidsLimit: 64, tmpBytes: 16 * 2 ** 20 })
+    const full = await run(limited, write)
+    expect(full.stdout.text).toBe(`${16 * 2 ** 20}\n`)
+    expect(full.stderr.text).toMatch(/No space left on device/)
+    const big = await run(limited, allocate, { timeoutMs: 60_000 })
+    expect(big.exitCode === 137 || big.signal === 'SIGKILL', JSON.stringify({ exit: big.exitCode, signal: big.signal, out: big.stdout.text })).toBe(true)
+    // The control: without them, the same write and allocation succeed.
+    const open = await create({ memoryBytes: 0, pidsLimit: 0, tmpBytes: 0 })
+    expect((await run(open, write)).stdout.text).toBe(`${32 * 2 ** 20}\n`)
+    expect((await run(open, allocate, { timeoutMs: 60_000 })).stdout.text).toBe(`${300 * 2 ** 20}\n`)
+  }, 120_000)
+
   it('releaseOwner kills the owner’s tasks and removes its container; its next call gets a new one', async () => {
     const bash = await create()
     const task = bash.start(bash.resolve({ command: 'sleep 1000', owner: 'a' }))

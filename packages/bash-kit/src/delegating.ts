@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream'
-import { BASH_ERROR, codedError, type CollectedOutput, type SandboxFacts, type TerminalModes } from '@deepseek-ai/dsh-bash'
+import { BASH_ERROR, codedError, type CollectedOutput, type ResourceFacts, type SandboxFacts, type TerminalModes } from '@deepseek-ai/dsh-bash'
 import type { ExitFacts, LaunchedCommand } from './launched.js'
 
 /**
@@ -7,7 +7,7 @@ import type { ExitFacts, LaunchedCommand } from './launched.js'
  * wrapper (the local executor's cleanup, the sandbox's reading of bwrap) extends it and overrides
  * only what it changes, so a member added to `LaunchedCommand` is passed on by every wrapper at
  * once instead of being forgotten by one. Optional members of `inner` stay optional in effect:
- * `sandboxFacts`/`lostReason`/`terminalModes` give undefined, `terminal` false, `resize` nothing and `write` a
+ * `sandboxFacts`/`resourceFacts`/`lostReason`/`terminalModes` give undefined, `terminal` false, `resize` nothing and `write` a
  * rejection when `inner` has none.
  */
 export class DelegatingCommand implements LaunchedCommand {
@@ -43,6 +43,10 @@ export class DelegatingCommand implements LaunchedCommand {
 
   sandboxFacts(exit: ExitFacts, stderr: CollectedOutput): SandboxFacts | undefined {
     return this.inner.sandboxFacts?.(exit, stderr)
+  }
+
+  resourceFacts(): ResourceFacts | undefined {
+    return this.inner.resourceFacts?.()
   }
 
   lostReason(): string | undefined {

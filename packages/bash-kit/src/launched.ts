@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream'
-import type { CollectedOutput, SandboxFacts, TerminalModes } from '@deepseek-ai/dsh-bash'
+import type { CollectedOutput, ResourceFacts, SandboxFacts, TerminalModes } from '@deepseek-ai/dsh-bash'
 
 /**
  * Who a launch is for, handed to `ProcessExecutor.launch`: backends read these fields instead of
@@ -53,6 +53,12 @@ export interface LaunchedCommand {
    * Undefined for executors that do not confine.
    */
   sandboxFacts?(exit: ExitFacts, stderr: CollectedOutput): SandboxFacts | undefined
+  /**
+   * What the command used and which limit stopped it (`ResourceFacts`), read once no process of it
+   * is left and before `release` (which frees what it is read from: the cgroup). Undefined, or
+   * absent, where the backend measures nothing.
+   */
+  resourceFacts?(): ResourceFacts | undefined
   /**
    * Set by backends that can lose the command without an exit (a dropped SSH connection): the
    * reason is reported on the task, and the run rejects with it as an infrastructure failure.

@@ -16,6 +16,7 @@ import {
   type FullOutputRef,
   MAX_FULL_OUTPUT_READ,
   noFullOutputError,
+  type ResourceFacts,
   type SandboxFacts,
   type TerminalModes,
   unknownTaskError,
@@ -284,6 +285,8 @@ export abstract class ProcessExecutor extends BashExecutor {
       }
       const sandbox = launched.sandboxFacts?.(exit, err)
       if (sandbox) result.sandbox = sandbox
+      // Read before `release` (finally, below) frees what they are read from.
+      Object.assign(result, usageFields(launched))
       this._keepRunSpills(output, result)
       return result
     } catch (error) {
@@ -338,12 +341,13 @@ export abstract class ProcessExecutor extends BashExecutor {
     }
     entry.processesGone = true
     const launched = entry.launched!
+    const usage = usageFields(launched)
     try {
       await launched.release()
     } catch (error) {
       this.logger.error(`releasing ${entry.view.id} failed:`, error)
     }
-    this._finish(entry, exit, launched.lostReason?.() ?? failure ?? timeoutReason())
+    this._finish(entry, exit, launched.lostReason?.() ?? failure ?? timeoutReason(), (stderr) => launched.sandboxFacts?.(exit, stderr), usage)
   }
 
   start(spec: BashExecSpec): BashTask {
@@ -524,6 +528,7 @@ export abstract class ProcessExecutor extends BashExecutor {
     entry.processesGone = true
     await entry.termination
     await drain()
+    const usage = usageFields(launched)
     try {
       await launched.release()
     } catch (error) {
@@ -531,15 +536,21 @@ export abstract class ProcessExecutor extends BashExecutor {
       this.logger.error(`releasing ${entry.view.id} failed:`, error)
     }
     // Sandbox facts ride on the task, set before `done` and the listeners (as on a foreground result).
-    this._finish(entry, exit, launched.lostReason?.() ?? entry.failure, (stderr) => launched.sandboxFacts?.(exit, stderr))
+    this._finish(entry, exit, launched.lostReason?.() ?? entry.failure, (stderr) => launched.sandboxFacts?.(exit, stderr), usage)
   }
 
-  private _finish(entry: TaskEntry, exit: ExitFacts, reason?: string, facts?: (stderr: CollectedOutput) => SandboxFacts | undefined): void {
+  private _finish(
+    entry: TaskEntry,
+    exit: ExitFacts,
+    reason?: string,
+    facts?: (stderr: CollectedOutput) => SandboxFacts | undefined,
+    usage?: ResourceFacts,
+  ): void {
     entry.detach?.()
     entry.output.end()
     const killed = entry.stopRequested || exit.signal !== null || reason !== undefined
     const sandbox = reason === undefined ? facts?.(entry.output.stderr.result()) : undefined
-    if (!entry.view.end(killed ? 'killed' : 'completed', exit.exitCode, exit.signal, reason, sandbox)) return
+    if (!entry.view.end(killed ? 'killed' : 'completed', exit.exitCode, exit.signal, reason, sandbox, usage)) return
     this.emitTaskDone(entry.view)
     this._evict()
   }
@@ -698,4 +709,22 @@ export function taskStatusText(task: Pick<BashTask, 'status' | 'exitCode' | 'sig
   if (task.status === 'running') return 'running'
   if (task.status === 'completed') return `completed, exit code: ${task.exitCode ?? 'unknown'}`
   return task.signal ? `killed by ${task.signal}${why}` : `killed${why}`
+}
+
+/**
+ * The backend's resource facts as result fields, only those it measured (absent, never zero). A
+ * throwing backend measured nothing: the result stands without them.
+ */
+function usageFields(launched: LaunchedCommand): ResourceFacts {
+  let facts: ResourceFacts | undefined
+  try {
+    facts = launched.resourceFacts?.()
+  } catch {
+    return {}
+  }
+  return {
+    ...(facts?.cpuMs !== undefined ? { cpuMs: facts.cpuMs } : {}),
+    ...(facts?.peakMemoryBytes !== undefined ? { peakMemoryBytes: facts.peakMemoryBytes } : {}),
+    ...(facts?.limitReached && Object.keys(facts.limitReached).length > 0 ? { limitReached: facts.limitReached } : {}),
+  }
 }

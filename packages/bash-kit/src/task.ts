@@ -1,4 +1,4 @@
-import type { BashTask, BashTaskStatus, SandboxFacts } from '@deepseek-ai/dsh-bash'
+import type { BashTask, BashTaskStatus, LimitReached, ResourceFacts, SandboxFacts } from '@deepseek-ai/dsh-bash'
 
 /** The live public view of a background task; mutated only by the executor. */
 export class TaskView implements BashTask {
@@ -9,6 +9,9 @@ export class TaskView implements BashTask {
   endedAt: number | null = null
   reason?: string
   sandbox?: SandboxFacts
+  cpuMs?: number
+  peakMemoryBytes?: number
+  limitReached?: LimitReached
   readonly done: Promise<BashTask>
   #resolve!: (task: BashTask) => void
 
@@ -34,9 +37,13 @@ export class TaskView implements BashTask {
     signal: string | null,
     reason?: string,
     sandbox?: SandboxFacts,
+    usage?: ResourceFacts,
   ): boolean {
     if (this.status !== 'running') return false
     if (sandbox) this.sandbox = sandbox
+    if (usage?.cpuMs !== undefined) this.cpuMs = usage.cpuMs
+    if (usage?.peakMemoryBytes !== undefined) this.peakMemoryBytes = usage.peakMemoryBytes
+    if (usage?.limitReached) this.limitReached = usage.limitReached
     this.status = status
     this.exitCode = exitCode
     this.signal = signal
@@ -59,6 +66,9 @@ export class TaskView implements BashTask {
       interactive: this.interactive,
       ...(this.reason ? { reason: this.reason } : {}),
       ...(this.sandbox ? { sandbox: this.sandbox } : {}),
+      ...(this.cpuMs !== undefined ? { cpuMs: this.cpuMs } : {}),
+      ...(this.peakMemoryBytes !== undefined ? { peakMemoryBytes: this.peakMemoryBytes } : {}),
+      ...(this.limitReached ? { limitReached: this.limitReached } : {}),
     }
   }
 }

@@ -33,6 +33,11 @@ export const kubernetesConfigSchema = z
     serviceAccount: z.string().optional(),
     /** Resource limits of the session container (Kubernetes quantities); requests default to them. */
     limits: z.record(z.string(), z.string()).default({ memory: '2Gi', cpu: '2' }),
+    /**
+     * Size of a private /tmp (an `emptyDir` in memory, `sizeLimit`, counted in the memory limit) in
+     * bytes; 0 = the image's /tmp. Ignored when the template mounts something at /tmp.
+     */
+    tmpBytes: nonNegativeInt('tmpBytes').default(0),
     /** Resource requests; default the limits. */
     requests: z.record(z.string(), z.string()).optional(),
     /**

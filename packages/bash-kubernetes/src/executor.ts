@@ -144,6 +144,7 @@ function podSettings(c: KubernetesExecutorConfig, name: string, namespace: strin
     labels: c.labels,
     annotations: { [ANNOTATION_SERVER]: serverIdentity() },
     mountPath: c.mountPath,
+    tmpBytes: c.tmpBytes,
     // The agent starts within the start timeout (after scheduling, pulls and the workspace copy).
     lifeline: { firstSeconds: Math.ceil(c.startTimeoutMs / 1000), goneSeconds: c.lifelineSeconds },
   }

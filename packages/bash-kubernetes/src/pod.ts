@@ -6,6 +6,8 @@ import { kubernetesErrors } from './errors.js'
 export const LABEL_EXECUTOR = 'dsh-bash.executor'
 /** An annotation (label values cannot hold `/`): `<hostname>/<pid>/<start time>` of the creating server. */
 export const ANNOTATION_SERVER = 'dsh-bash.server'
+/** The name of the emptyDir the executor adds at /tmp with `tmpBytes`. */
+export const TMP_VOLUME = 'dsh-bash-tmp'
 /** The name of the emptyDir the executor adds at `mountPath` when the template mounts nothing there. */
 export const WORKSPACE_VOLUME = 'dsh-bash-workspace'
 /** The name of the emptyDir the agent is installed into (POD_AGENT_DIR). */
@@ -49,6 +51,8 @@ export interface PodSettings {
   annotations: Record<string, string>
   /** The pod's workdir; an emptyDir goes there unless the template mounts something at it. */
   mountPath: string
+  /** Size of an in-memory emptyDir at /tmp (0 or undefined: none), unless the template mounts something there. */
+  tmpBytes?: number
   /**
    * The main process's lifeline (see podCommand): it waits `firstSeconds` for the agent to
    * appear, then exits once the agent has been gone for `goneSeconds`. `goneSeconds` 0: it never exits.
@@ -117,6 +121,11 @@ export function buildPod(template: Record<string, unknown> | undefined, s: PodSe
   if (!mounts.some((m) => m.mountPath === s.mountPath)) {
     mounts.push({ name: WORKSPACE_VOLUME, mountPath: s.mountPath })
     spec.volumes = [...(spec.volumes ?? []).filter((v) => v.name !== WORKSPACE_VOLUME), { name: WORKSPACE_VOLUME, emptyDir: {} }]
+  }
+  if (s.tmpBytes && !mounts.some((m) => m.mountPath === '/tmp')) {
+    // In memory: a tmpfs of exactly this size (a full /tmp is ENOSPC, not an eviction), counted in the memory limit.
+    mounts.push({ name: TMP_VOLUME, mountPath: '/tmp' })
+    spec.volumes = [...(spec.volumes ?? []).filter((v) => v.name !== TMP_VOLUME), { name: TMP_VOLUME, emptyDir: { medium: 'Memory', sizeLimit: String(s.tmpBytes) } }]
   }
   // Where the agent is installed: writable and executable whatever the image (a read-only root too).
   container.volumeMounts = [...mounts.filter((m) => m.mountPath !== POD_AGENT_DIR), { name: AGENT_VOLUME, mountPath: POD_AGENT_DIR }]

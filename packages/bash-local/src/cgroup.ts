@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process'
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, statSync, writeFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import { CGROUP_VARIABLE } from '@deepseek-ai/dsh-bash-kit'
 import { signalEach } from './proc.js'
 import type { ProcessTracker } from './tracker.js'
@@ -34,7 +34,7 @@ export function ownCgroupDirectory(): string | undefined {
   return undefined
 }
 
-function unescapeMount(text: string): string {
+export function unescapeMount(text: string): string {
   return text.replace(/\\([0-7]{3})/g, (_, octal: string) => String.fromCharCode(parseInt(octal, 8)))
 }
 
@@ -79,6 +79,36 @@ export class CgroupManager {
     const dir = join(this.root, `${label}-${++this.seq}`)
     mkdirSync(dir)
     return new CgroupTracker(dir)
+  }
+
+  /**
+   * Enables `wanted` controllers (those the kernel offers here) for the command cgroups: in the
+   * parent's `cgroup.subtree_control` (refused while the parent holds processes of its own, as
+   * cgroup v2's "no internal processes" rule says, unless it is the root; then they count only if
+   * they are enabled there already, as a delegating systemd does) and in the executor's. Returns
+   * the controllers the command cgroups have.
+   */
+  enableControllers<C extends string>(wanted: readonly C[]): C[] {
+    const parent = dirname(this.root)
+    const offered = (dir: string) => readWords(join(dir, 'cgroup.controllers'))
+    for (const controller of wanted) {
+      if (!offered(parent).includes(controller)) continue
+      try {
+        writeFileSync(join(parent, 'cgroup.subtree_control'), `+${controller}`)
+      } catch {
+        // Not ours to enable (processes in the parent): enabled there already, or not at all.
+      }
+    }
+    for (const controller of wanted) {
+      if (!offered(this.root).includes(controller)) continue
+      try {
+        writeFileSync(join(this.root, 'cgroup.subtree_control'), `+${controller}`)
+      } catch {
+        // Checked below.
+      }
+    }
+    const enabled = readWords(join(this.root, 'cgroup.subtree_control'))
+    return wanted.filter((controller) => enabled.includes(controller))
   }
 
   /** Removes the executor's cgroup (all commands must be gone). */
@@ -175,6 +205,14 @@ export function removeStaleCgroups(own: string): void {
       continue
     }
     safeRmdir(root)
+  }
+}
+
+function readWords(path: string): string[] {
+  try {
+    return readFileSync(path, 'utf8').trim().split(/\s+/)
+  } catch {
+    return []
   }
 }
 

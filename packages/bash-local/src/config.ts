@@ -2,7 +2,7 @@ import { accessSync, constants } from 'node:fs'
 import { delimiter, isAbsolute, join } from 'node:path'
 import { z } from 'zod'
 import { BASH_ERROR, codedError } from '@deepseek-ai/dsh-bash'
-import { executorConfigShape, parseConfig } from '@deepseek-ai/dsh-bash-kit'
+import { executorConfigShape, limitsSchema, parseConfig } from '@deepseek-ai/dsh-bash-kit'
 
 export const localConfigSchema = z
   .object({
@@ -33,6 +33,12 @@ export const localConfigSchema = z
     launcher: z
       .enum(['spawn', 'helper', 'helper-native', 'helper-node'], { error: 'launcher must be one of spawn, helper, helper-native, helper-node' })
       .default('helper'),
+    /**
+     * Resource limits of every command (`memory`, `pids`, `cpu`; `tmp` only where a private /tmp
+     * exists: the sandbox). None by default. Enforced by the command's cgroup where this machine
+     * allows it, else by rlimits (see limits.ts and the README).
+     */
+    limits: limitsSchema.default({}),
   })
   .strict()
 

@@ -10,7 +10,7 @@ import {
   type LaunchIdentity,
   ProcessExecutor,
 } from '@deepseek-ai/dsh-bash-kit'
-import { CgroupManager } from './cgroup.js'
+import { CgroupManager, type CgroupTracker } from './cgroup.js'
 import { findExecutable, type LocalExecutorConfig, type LocalExecutorConfigInput, parseLocalConfig } from './config.js'
 import { LauncherHelper, nativeHelperPath } from './helper-launch.js'
 import { checkWorkdir, spawnPlan, writeScript } from './launch.js'
@@ -20,6 +20,7 @@ import { closePipe, FifoPipePool, type PipeEnds } from './pipes.js'
 import { launcherScript, preludeScript } from './prelude.js'
 import { spawnPtyPlan } from './pty.js'
 import { CleanedUpCommand, type LaunchTransform, runCleanup, type TransformedLaunch } from './transform.js'
+import { type CommandResources, ResourceControl } from './limits.js'
 import { hasProc } from './proc.js'
 import type { ContainmentKind, ProcessTracker } from './tracker.js'
 
@@ -71,6 +72,8 @@ export class LocalExecutor extends ProcessExecutor {
   /** Why `outputPipes` is `socket` when `auto` was asked for (empty otherwise). */
   readonly outputPipesNote: string
   private readonly cgroups?: CgroupManager
+  /** The limits of every command, and how each is enforced here (see limits.ts). */
+  readonly resources: ResourceControl
   private readonly pipePool?: FifoPipePool
   private readonly preludePath: string
   /** The launcher helper unless `launcher` is `spawn` (started at the first command). */
@@ -92,6 +95,9 @@ export class LocalExecutor extends ProcessExecutor {
    */
   constructor(ctx: Context, config: LocalExecutorConfigInput = {}, transform?: LaunchTransform) {
     const parsed = parseLocalConfig(config)
+    if (parsed.limits.tmp !== undefined && !transform) {
+      throw codedError(BASH_ERROR.invalidConfig, 'invalid local executor config: limits.tmp needs a private /tmp, which only the sandbox executor makes')
+    }
     const shellPath = findExecutable(parsed.shell)
     const choice = chooseContainment(parsed.containment)
     super(ctx, parsed)
@@ -101,6 +107,8 @@ export class LocalExecutor extends ProcessExecutor {
     this.containmentNote = choice.note
     this.cgroups = choice.manager
     this.transform = transform
+    this.resources = ResourceControl.create(parsed.limits, choice.manager)
+    if (this.resources.note) this.logger.info(`resource limits: ${this.resources.note}`)
     this.preludePath = join(this.spillDir, 'prelude.sh')
     writeFileSync(this.preludePath, preludeScript(), { mode: 0o600, flag: 'wx' })
     let pipes: ReturnType<typeof choosePipes>
@@ -108,6 +116,7 @@ export class LocalExecutor extends ProcessExecutor {
       pipes = choosePipes(parsed.outputPipes, dirname(this.spillDir))
     } catch (error) {
       // Registered already (super): leave nothing behind.
+      this.resources.dispose()
       this.cgroups?.dispose()
       rmSync(this.spillDir, { recursive: true, force: true })
       throw error
@@ -117,6 +126,7 @@ export class LocalExecutor extends ProcessExecutor {
     this.pipePool = pipes.pool
     const nativePath = parsed.launcher === 'helper' || parsed.launcher === 'helper-native' ? nativeHelperPath() : undefined
     if (parsed.launcher === 'helper-native' && !nativePath) {
+      this.resources.dispose()
       this.cgroups?.dispose()
       this.pipePool?.dispose()
       rmSync(this.spillDir, { recursive: true, force: true })
@@ -146,6 +156,7 @@ export class LocalExecutor extends ProcessExecutor {
       writeScript(scriptPath, spec.command)
     }
     let tracker: ProcessTracker | undefined
+    let resources: CommandResources | undefined
     let line: CommandLine
     let transformed: TransformedLaunch | undefined
     try {
@@ -158,6 +169,7 @@ export class LocalExecutor extends ProcessExecutor {
         line = result.line
       }
       tracker = this.tracker(label)
+      resources = this.resources.forCommand(label, tracker.kind === 'cgroup' ? (tracker as CgroupTracker).dir : undefined)
     } catch (error) {
       // Nothing was started: leave no script file, no cgroup, no descriptor and no guard behind.
       tracker?.release()
@@ -176,7 +188,7 @@ export class LocalExecutor extends ProcessExecutor {
     const env: Record<string, string> = { ...this.inheritedEnv, ...(spec.interactive ? TERMINAL_ENV : {}), ...spec.env }
     // …but not over the executor's own control variables: a caller's BASH_ENV or marker must not
     // switch off containment (the command would escape its cgroup and survive every kill).
-    Object.assign(env, tracker.env)
+    Object.assign(env, tracker.env, resources.env)
     // A terminal for an interactive command: programs may draw (the terminal view reads it).
     if (spec.interactive) env.TERM = TERMINAL_TERM
     let file = line.file
@@ -200,6 +212,7 @@ export class LocalExecutor extends ProcessExecutor {
       stdin: spec.stdin,
       tracker,
       cleanup: scriptPath ? [scriptPath] : [],
+      resources,
       monitor: line.monitor === true,
       extraFds: line.extraFds,
     }
@@ -272,6 +285,7 @@ export class LocalExecutor extends ProcessExecutor {
 
   protected async disposeBackend(): Promise<void> {
     await this.helper?.dispose()
+    this.resources.dispose()
     this.cgroups?.dispose()
     this.pipePool?.dispose()
   }

@@ -3,3 +3,5 @@ export { localConfigSchema, parseLocalConfig, findExecutable, type LocalExecutor
 export type { ContainmentKind, ProcessTracker } from './tracker.js'
 export { pidsWithCmdline, settledPidsWithCmdline, readStat, isLive } from './proc.js'
 export { CleanedUpCommand, runCleanup, type LaunchTransform, type TransformInput, type TransformResult, type TransformedLaunch, type TransformRefusal } from './transform.js'
+export { ResourceControl, CommandResources, ownV1Directory, type LimitMechanism, type LimitController } from './limits.js'
+export { ownCgroupDirectory } from './cgroup.js'

@@ -3,8 +3,10 @@ import { closeSync, statSync, unlinkSync, writeFileSync } from 'node:fs'
 import type { Readable } from 'node:stream'
 import { BASH_ERROR, codedError, messageOf, sleep } from '@deepseek-ai/dsh-bash'
 import type { ExitFacts, LaunchedCommand } from '@deepseek-ai/dsh-bash-kit'
+import type { ResourceFacts } from '@deepseek-ai/dsh-bash'
 import { closePipe, closeQuietly, type PipeEnds, pipeReader } from './pipes.js'
 import { signalEach } from './proc.js'
+import type { CommandResources } from './limits.js'
 import type { ProcessTracker } from './tracker.js'
 
 /** What to execute and how. */
@@ -17,6 +19,8 @@ export interface LaunchPlan {
   tracker: ProcessTracker
   /** Files to delete when the command is over (a long script). */
   cleanup: string[]
+  /** The command's limits and measuring cgroups (limits.ts); released with the plan. */
+  resources?: CommandResources
   /** `file` is a monitor that forwards no signal: SIGTERM spares it (see `CommandLine.monitor`). */
   monitor?: boolean
   /** Open descriptors given to the process as fd 3, 4, …; closed here once it is spawned (or failed to). */
@@ -213,6 +217,11 @@ export class LocalCommand implements LaunchedCommand {
     }
   }
 
+  /** What the command used and the limits it reached (read before `release` removes the cgroups). */
+  resourceFacts(): ResourceFacts | undefined {
+    return this.plan.resources?.facts()
+  }
+
   release(): void {
     releasePlan(this.plan)
   }
@@ -238,4 +247,5 @@ export function releasePlan(plan: LaunchPlan): void {
     }
   }
   plan.tracker.release()
+  plan.resources?.release()
 }

@@ -1,3 +1,4 @@
+import { CGROUP1_VARIABLES, RLIMIT_VARIABLES } from './limits.js'
 import { BASH_ENV_NEXT_VARIABLE as BASH_ENV_NEXT, CGROUP_VARIABLE, closeInheritedFds, fillScript, readScript } from '@deepseek-ai/dsh-bash-kit'
 
 /**
@@ -9,7 +10,14 @@ import { BASH_ENV_NEXT_VARIABLE as BASH_ENV_NEXT, CGROUP_VARIABLE, closeInherite
 const script = (name: string, options?: { keepComments?: boolean }) => readScript(new URL(`../scripts/${name}`, import.meta.url), options)
 
 /** Joins the command's cgroup when the executor set one, before anything runs, so nothing it starts escapes the kill. */
-const JOIN_CGROUP = fillScript(script('join-cgroup.sh'), { CGROUP_VARIABLE })
+const JOIN_CGROUP = fillScript(script('join-cgroup.sh'), {
+  CGROUP_VARIABLE,
+  CGROUP_MEMORY: CGROUP1_VARIABLES.memory,
+  CGROUP_PIDS: CGROUP1_VARIABLES.pids,
+  CGROUP_CPU: CGROUP1_VARIABLES.cpu,
+  RLIMIT_AS: RLIMIT_VARIABLES.memory,
+  RLIMIT_NPROC: RLIMIT_VARIABLES.pids,
+})
 /** The prelude file's first line says what it is: its comments are part of it. */
 const PRELUDE = script('prelude.sh', { keepComments: true })
 const LAUNCHER = script('launcher.sh')

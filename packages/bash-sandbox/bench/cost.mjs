@@ -17,6 +17,8 @@ const executors = {
   'sandbox workspace-write': new SandboxExecutor(new Context(), { mode: 'workspace-write' }),
   'sandbox read-only': new SandboxExecutor(new Context(), { mode: 'read-only' }),
   'sandbox network on': new SandboxExecutor(new Context(), { mode: 'workspace-write', network: true }),
+  // Egress by domain: the proxy's listener per launch and the bridge process in the sandbox.
+  'sandbox egress by domain': new SandboxExecutor(new Context(), { mode: 'workspace-write', network: { allow: ['example.com'] } }),
 }
 for (const [name, executor] of Object.entries(executors)) {
   if (executor.unavailableReason) {

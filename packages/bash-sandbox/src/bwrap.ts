@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process'
 import { accessSync, closeSync, constants, openSync, readFileSync, statSync, unlinkSync } from 'node:fs'
 import { delimiter, isAbsolute, join, resolve as resolvePath } from 'node:path'
 import { type GitProtection, isWithin } from './git.js'
+import type { ReadMask } from './read-masks.js'
 
 /**
  * The file descriptor bwrap writes its JSON status to (`--json-status-fd`), a private file: bwrap
@@ -52,6 +53,74 @@ export interface BwrapPlan {
    * as Flatpak does, and that terminal is the command's own: nothing outside the sandbox reads it.
    */
   terminal?: boolean
+  /** Unreadable mounts over secrets (`read-masks.ts`), applied after every other mount. */
+  masks?: readonly ReadMask[]
+  /** The empty file of mode 0000 bound over each masked file. */
+  unreadableFile?: string
+  /** Size of the private `/tmp` and `/dev/shm` in bytes (`limits.tmp`); unset: the kernel's default (half the RAM). */
+  tmpBytes?: number
+  /**
+   * Proxy mode (`network` must be false): the bridge (`native/netbridge.c`) and the proxy's Unix
+   * socket are bound into the private /tmp, the proxy variables are set, and bwrap gets no
+   * `--seccomp`: the bridge applies the program (fd `SECCOMP_FD`) to the command itself (see
+   * `bridgeCommand`).
+   */
+  proxy?: ProxyPlan
+}
+
+/** What proxy mode binds into a sandbox. */
+export interface ProxyPlan {
+  /** The netbridge binary on the host. */
+  bridgePath: string
+  /** This launch's proxy socket on the host (in the executor's private directory). */
+  socketPath: string
+  /** Variables set inside (the proxy settings of common tools); see `proxyEnvironment`. */
+  env: Readonly<Record<string, string>>
+}
+
+/** Where proxy mode puts its two files inside the sandbox (in the private /tmp). */
+export const BRIDGE_DIR = '/tmp/.dsh-bash'
+export const BRIDGE_IN_SANDBOX = `${BRIDGE_DIR}/netbridge`
+export const PROXY_SOCKET_IN_SANDBOX = `${BRIDGE_DIR}/proxy.sock`
+/** The port the bridge listens on, on the sandbox's own 127.0.0.1. */
+export const PROXY_PORT = 3128
+
+/** The command prefix of proxy mode: the bridge, which runs the rest (`-- <command>`) filtered. */
+export function bridgeCommand(): string[] {
+  return [BRIDGE_IN_SANDBOX, '--port', String(PROXY_PORT), '--proxy', PROXY_SOCKET_IN_SANDBOX, '--seccomp', String(SECCOMP_FD), '--']
+}
+
+/**
+ * The proxy settings a sandboxed command gets in proxy mode: the usual variables in both cases
+ * (curl, wget, git, pip, Python's requests, Go, Rust's reqwest and cargo, npm, yarn, Node 24's
+ * fetch with NODE_USE_ENV_PROXY), SOCKS5 with remote name resolution for ALL_PROXY, and the
+ * sandbox's own loopback exempt. `inherited` is the environment the command would get otherwise:
+ * git's config variables are added only where it sets none of its own.
+ */
+export function proxyEnvironment(inherited: Readonly<Record<string, string | undefined>>): Record<string, string> {
+  const http = `http://127.0.0.1:${PROXY_PORT}`
+  const socks = `socks5h://127.0.0.1:${PROXY_PORT}`
+  const noProxy = 'localhost,127.0.0.1,::1'
+  const env: Record<string, string> = {
+    HTTP_PROXY: http,
+    HTTPS_PROXY: http,
+    ALL_PROXY: socks,
+    NO_PROXY: noProxy,
+    http_proxy: http,
+    https_proxy: http,
+    all_proxy: socks,
+    no_proxy: noProxy,
+    npm_config_proxy: http,
+    npm_config_https_proxy: http,
+    npm_config_noproxy: noProxy,
+    YARN_HTTP_PROXY: http,
+    YARN_HTTPS_PROXY: http,
+    PIP_PROXY: http,
+    CARGO_HTTP_PROXY: http,
+    NODE_USE_ENV_PROXY: '1',
+  }
+  if (inherited.GIT_CONFIG_COUNT === undefined) Object.assign(env, { GIT_CONFIG_COUNT: '1', GIT_CONFIG_KEY_0: 'http.proxy', GIT_CONFIG_VALUE_0: http })
+  return env
 }
 
 export { isWithin }
@@ -79,7 +148,10 @@ export function bwrapArgs(plan: BwrapPlan): string[] {
   // bwrap leaves /proc/sys writable when it runs as root with no capability to keep (its own check
   // is made without CAP_DAC_OVERRIDE), and many sysctls check only the file mode: cover it.
   args.push('--dev', '/dev', '--proc', '/proc', '--ro-bind', '/proc/sys', '/proc/sys', '--ro-bind-try', '/proc/sysrq-trigger', '/proc/sysrq-trigger')
-  args.push('--tmpfs', '/tmp')
+  // The private /tmp and /dev/shm (bwrap's own tmpfs in its /dev, replaced) get the size limit.
+  const size = plan.tmpBytes === undefined ? [] : ['--size', String(plan.tmpBytes)]
+  if (plan.tmpBytes !== undefined) args.push(...size, '--tmpfs', '/dev/shm')
+  args.push(...size, '--tmpfs', '/tmp')
   // Paths under /tmp are hidden by the private /tmp: bind the ones the command needs again.
   if (rootUnderTmp) bindRoot()
   // After every bind that could show them: the executor's private directories, emptied…
@@ -88,11 +160,28 @@ export function bwrapArgs(plan: BwrapPlan): string[] {
   }
   // …but for what the command needs of them.
   for (const extra of plan.readOnlyExtras) args.push('--ro-bind', extra, extra)
+  // The secrets, unreadable, after every mount that could show them (read-masks.ts).
+  for (const mask of plan.masks ?? []) {
+    if (mask.kind === 'file') {
+      if (!plan.unreadableFile) throw new Error('a file mask needs the unreadable file')
+      args.push('--ro-bind', plan.unreadableFile, mask.path)
+      continue
+    }
+    args.push('--perms', mask.inner.length > 0 ? '0111' : '0000', '--tmpfs', mask.path)
+    for (const lifted of mask.inner) args.push('--ro-bind', lifted, lifted)
+    args.push('--remount-ro', mask.path)
+  }
+  if (plan.proxy) {
+    if (plan.network) throw new Error('proxy mode needs the private network namespace')
+    args.push('--ro-bind', plan.proxy.bridgePath, BRIDGE_IN_SANDBOX, '--ro-bind', plan.proxy.socketPath, PROXY_SOCKET_IN_SANDBOX)
+    for (const [name, value] of Object.entries(plan.proxy.env)) args.push('--setenv', name, value)
+  }
   // The namespaces (see the README, "Namespaces"): pid, ipc, uts and cgroup always, net when the
   // network is off; no user namespace.
   args.push('--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try', ...(plan.terminal ? [] : ['--new-session']), '--cap-drop', 'ALL')
   if (!plan.network) args.push('--unshare-net')
-  args.push('--seccomp', String(SECCOMP_FD))
+  // In proxy mode the bridge applies the program to the command (it must create Unix sockets itself).
+  if (!plan.proxy) args.push('--seccomp', String(SECCOMP_FD))
   args.push('--json-status-fd', String(STATUS_FD), '--chdir', plan.workdir)
   return args
 }
@@ -167,6 +256,8 @@ export function probeBwrap(options: {
   statusPath: string
   /** Opens a new descriptor of the compiled seccomp filter (see `seccomp-fd.ts`), handed to bwrap as fd 4. */
   openFilter: () => number
+  /** Proxy mode: the bridge runs the test command, which checks that the filter is in force (`Seccomp: 2`). */
+  proxy?: ProxyPlan
   timeoutMs?: number
 }): string | undefined {
   const args = bwrapArgs({
@@ -177,7 +268,11 @@ export function probeBwrap(options: {
     workdir: '/',
     hidden: [],
     readOnlyExtras: [],
+    ...(options.proxy ? { proxy: options.proxy } : {}),
   })
+  const test = options.proxy
+    ? [...bridgeCommand(), options.shellPath, '--noprofile', '--norc', '-c', 'while read -r k v; do [[ $k == Seccomp: && $v == 2 ]] && exit 0; done < /proc/self/status; exit 3']
+    : [options.shellPath, '--noprofile', '--norc', '-c', 'exit 0']
   let fd: number
   try {
     fd = openStatusFile(options.statusPath)
@@ -188,7 +283,7 @@ export function probeBwrap(options: {
   let filterFd: number | undefined
   try {
     filterFd = options.openFilter()
-    result = spawnSync(options.bwrapPath, [...args, '--', options.shellPath, '--noprofile', '--norc', '-c', 'exit 0'], {
+    result = spawnSync(options.bwrapPath, [...args, '--', ...test], {
       stdio: ['ignore', 'ignore', 'pipe', fd, filterFd],
       timeout: options.timeoutMs ?? 15_000,
       encoding: 'utf8',
@@ -209,5 +304,6 @@ export function probeBwrap(options: {
   if (status.exitCode === undefined) {
     return `bwrap cannot create a sandbox here (user namespaces may be disabled): ${said || `exit code ${result.status}`}`
   }
+  if (options.proxy && status.exitCode === 3) return 'the network bridge of egress by domain did not put the command under the seccomp program (Seccomp is not 2 in /proc/self/status)'
   return `a test command in the sandbox failed with exit code ${status.exitCode}${said ? `: ${said}` : ''}`
 }

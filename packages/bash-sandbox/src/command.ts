@@ -7,6 +7,8 @@ import { isLive } from '@deepseek-ai/dsh-bash-local'
 import { bwrapSaid, readStatus } from './bwrap.js'
 import { type SandboxModeName, widerModes } from './config.js'
 import { showsDeniedWrite } from './denial.js'
+import type { ProxyLaunch } from './egress-proxy.js'
+import { type ReadMask, showsDeniedRead } from './read-masks.js'
 
 /** Live processes in the PID namespace whose init is `init` (a host pid), the init excluded. */
 function namespaceMembers(init: number): number {
@@ -59,6 +61,10 @@ export class SandboxedCommand extends DelegatingCommand {
     inner: LaunchedCommand,
     private readonly mode: SandboxModeName,
     private readonly statusPath?: string,
+    /** The launch's read masks, to tell a refused read in stderr (`showsDeniedRead`). */
+    private readonly reads?: { masks: readonly ReadMask[]; workdir: string; home: string },
+    /** The launch's egress proxy listener (proxy mode): the hosts it refused. */
+    private readonly egress?: ProxyLaunch,
   ) {
     super(inner)
     if (!statusPath) {
@@ -137,10 +143,14 @@ export class SandboxedCommand extends DelegatingCommand {
   sandboxFacts(exit: ExitFacts, stderr: CollectedOutput): SandboxFacts {
     const confined = this.mode !== 'danger-full-access'
     const failed = exit.exitCode !== null && exit.exitCode !== 0
+    const reads = this.reads
+    const deniedRead = reads !== undefined && showsDeniedRead(stderr.text, reads.masks, reads.workdir, reads.home)
+    const deniedHosts = this.egress?.deniedHosts ?? []
     return {
       mode: this.mode,
-      accessDenied: confined && failed && showsDeniedWrite(stderr.text),
+      accessDenied: confined && failed && (showsDeniedWrite(stderr.text) || deniedRead),
       escalations: widerModes(this.mode),
+      ...(deniedHosts.length > 0 ? { deniedHosts: [...deniedHosts] } : {}),
     }
   }
 

@@ -1,8 +1,9 @@
 import { realpathSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { homedir, tmpdir } from 'node:os'
 import { resolve as resolvePath } from 'node:path'
 import type { Context } from 'cordis'
-import { BASH_ERROR, type BashExecRequest, type BashExecSpec, codedError, isDirectory } from '@deepseek-ai/dsh-bash'
+import { BASH_ERROR, type BashExecRequest, type BashExecSpec, codedError, type EgressRules, isDirectory } from '@deepseek-ai/dsh-bash'
+import { checkPattern } from './egress-rules.js'
 import { LocalExecutor, type LocalExecutorConfigInput } from '@deepseek-ai/dsh-bash-local'
 import { lookupExecutable } from './bwrap.js'
 import {
@@ -53,7 +54,7 @@ export class SandboxExecutor extends LocalExecutor {
     for (const key of SANDBOX_KEYS) delete local[key]
     const bwrapPath = lookupExecutable(parsed.bwrapPath ?? 'bwrap')
     // The sandbox is a transform of the local executor's command line, composed at construction.
-    const sandbox = new BwrapSandbox({ config: parsed, workspaceRoot, bwrapPath })
+    const sandbox = new BwrapSandbox({ config: parsed, workspaceRoot, bwrapPath, home: homedir() })
     super(ctx, local as LocalExecutorConfigInput, sandbox.transform)
     this.sandbox = sandbox
     this.sandboxConfig = parsed
@@ -84,8 +85,27 @@ export class SandboxExecutor extends LocalExecutor {
    */
   resolve(request: BashExecRequest): BashExecSpec {
     const spec = super.resolve(request)
-    return { ...spec, sandboxMode: checkRequestedMode(request.sandboxMode ?? this.sandboxMode) }
+    const network = request.network === undefined ? undefined : checkEgressRules(request.network)
+    return { ...spec, sandboxMode: checkRequestedMode(request.sandboxMode ?? this.sandboxMode), ...(network ? { network } : {}) }
   }
+}
+
+/** The caller's egress rules, patterns normalized; a bad one is `invalid network: …` (an invalid request). */
+function checkEgressRules(rules: EgressRules): EgressRules {
+  if (rules === null || typeof rules !== 'object') throw codedError(BASH_ERROR.invalidRequest, 'invalid network: expected { allow?: [host patterns], deny?: [host patterns] }')
+  const list = (key: 'allow' | 'deny') => {
+    const value = rules[key]
+    if (value === undefined) return undefined
+    if (!Array.isArray(value)) throw codedError(BASH_ERROR.invalidRequest, `invalid network: ${key} must be a list of host patterns`)
+    try {
+      return value.map((pattern) => checkPattern(String(pattern), `invalid network: ${key}`))
+    } catch (error) {
+      throw codedError(BASH_ERROR.invalidRequest, (error as Error).message)
+    }
+  }
+  const allow = list('allow')
+  const deny = list('deny')
+  return { ...(allow ? { allow } : {}), ...(deny ? { deny } : {}) }
 }
 
 /** Resolves the workspace root to a physical directory, or throws naming the key. */

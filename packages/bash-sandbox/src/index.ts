@@ -15,3 +15,5 @@ export { findGitMetadata, gitMounts, type GitPlan, type GitProtection } from './
 export { buildSeccompFilter, type FilterOptions } from './seccomp.js'
 export { BwrapSandbox } from './sandbox.js'
 export { showsDeniedWrite } from './denial.js'
+export { DEFAULT_DENY_READ, type ReadMask } from './read-masks.js'
+export { EgressProxy, ProxyLaunch, type EgressSettings } from './egress-proxy.js'

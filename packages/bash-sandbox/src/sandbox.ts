@@ -1,9 +1,12 @@
-import { closeSync, existsSync, fstatSync, constants as fsConstants, mkdirSync, openSync, readlinkSync, realpathSync, rmdirSync } from 'node:fs'
+import { closeSync, existsSync, fstatSync, constants as fsConstants, mkdirSync, openSync, readlinkSync, realpathSync, rmdirSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import type { CommandLine, TransformInput, TransformResult } from '@deepseek-ai/dsh-bash-local'
-import { bwrapArgs, FIRST_PROTECTION_FD, lookupExecutable, openStatusFile, probeBwrap, removeFile } from './bwrap.js'
+import { bridgeCommand, bwrapArgs, FIRST_PROTECTION_FD, lookupExecutable, openStatusFile, probeBwrap, type ProxyPlan, proxyEnvironment, removeFile } from './bwrap.js'
 import { SandboxedCommand } from './command.js'
-import { checkRequestedMode, type SandboxExecutorConfig, type SandboxModeName } from './config.js'
+import { checkRequestedMode, networkKind, type SandboxExecutorConfig, type SandboxModeName } from './config.js'
+import { EgressProxy, type ProxyLaunch } from './egress-proxy.js'
+import { checkWorkdirReadable, DEFAULT_DENY_READ, readMasks } from './read-masks.js'
 import { findGitMetadata, type GitProtection, gitMounts, isWithin } from './git.js'
 import { buildSeccompFilter } from './seccomp.js'
 import { SeccompProgram } from './seccomp-fd.js'
@@ -19,6 +22,14 @@ export interface SandboxSettings {
   workspaceRoot: string
   /** The bwrap binary; undefined when none was found. */
   bwrapPath: string | undefined
+  /** The home directory `~` stands for in the read masks. */
+  home: string
+}
+
+/** The network bridge of proxy mode built for this machine (`native/`), or undefined. */
+export function bridgeBinary(): string | undefined {
+  const path = fileURLToPath(new URL(`../native/dsh-netbridge-linux-${process.arch}`, import.meta.url))
+  return existsSync(path) ? path : undefined
 }
 
 /**
@@ -29,9 +40,20 @@ export interface SandboxSettings {
 export class BwrapSandbox {
   /** Why confined commands are refused; set by `probe`. */
   unavailableReason: string | undefined
-  /** The seccomp program, held in memory (never reopened by a path a command could reach). */
-  private seccomp?: SeccompProgram
+  /**
+   * The seccomp programs, held in memory (never reopened by a path a command could reach): `off`
+   * for the network off and for proxy mode (only the bridge may create Unix sockets), `on` for the
+   * host's network.
+   */
+  private readonly seccomp: { off?: SeccompProgram; on?: SeccompProgram } = {}
   private readonly guards = new GuardRegistry()
+  /**
+   * The egress proxy: with `network: { allow, deny, hosts }`; with `network: true` too, for the
+   * commands of a session that narrows it with lists of its own (`spec.network`).
+   */
+  readonly proxy?: EgressProxy
+  /** The empty file of mode 0000 bound over masked files; made by `probe`. */
+  private unreadableFile?: string
   /** GNU env, for interactive commands (see `terminalLine`); looked up at the first one. */
   private envPath?: string | null
 
@@ -40,7 +62,19 @@ export class BwrapSandbox {
     return this.envPath ?? undefined
   }
 
-  constructor(private readonly settings: SandboxSettings) {}
+  constructor(private readonly settings: SandboxSettings) {
+    const network = settings.config.network
+    if (typeof network === 'object') {
+      this.proxy = new EgressProxy({ rules: { allow: network.allow, deny: network.deny, owner: "the server's" }, hosts: network.hosts })
+    } else if (network === true) {
+      this.proxy = new EgressProxy({ rules: { allow: [], deny: [], owner: "the server's" }, hosts: {} })
+    }
+  }
+
+  /** Every path the read masks start from: the default list, the configured additions. */
+  get denyRead(): string[] {
+    return [...DEFAULT_DENY_READ, ...this.settings.config.denyRead]
+  }
 
   /**
    * Builds the seccomp program (kept by a descriptor, see `SeccompProgram`) and runs bwrap once
@@ -64,26 +98,41 @@ export class BwrapSandbox {
       return `${UNAVAILABLE_PREFIX}: neither a cgroup nor /proc is available to follow the sandboxed processes (${options.containmentNote})`
     }
     let filter: Buffer
+    const unreadable = join(options.privateDir, 'dsh-bash-unreadable')
     try {
-      filter = buildSeccompFilter({ network: config.network })
-      this.seccomp = SeccompProgram.create(filter, options.privateDir)
+      // Proxy mode keeps the network-off filter: only the bridge may create Unix sockets.
+      this.seccomp.off = SeccompProgram.create(buildSeccompFilter({ network: false }), options.privateDir)
+      filter = buildSeccompFilter({ network: networkKind(config.network) === 'on' })
+      if (networkKind(config.network) === 'on') this.seccomp.on = SeccompProgram.create(filter, options.privateDir)
+      writeFileSync(unreadable, '', { mode: 0, flag: 'wx' })
+      this.unreadableFile = unreadable
     } catch (error) {
       return `${UNAVAILABLE_PREFIX}: ${(error as Error).message}`
     }
-    const seccomp = this.seccomp
+    let proxy: ProxyPlan | undefined
+    if (networkKind(config.network) === 'proxy') {
+      const bridgePath = bridgeBinary()
+      if (!bridgePath) return `${UNAVAILABLE_PREFIX}: egress by domain needs the network bridge, which is not built for ${process.platform}-${process.arch} (native/dsh-netbridge-linux-<arch>)`
+      // The probe's bridge never connects: any file stands in for the socket.
+      proxy = { bridgePath, socketPath: unreadable, env: {} }
+    }
+    const seccomp = this.seccomp.on ?? this.seccomp.off
     const reason = probeBwrap({
       bwrapPath,
       shellPath: options.shellPath,
-      network: config.network,
+      network: networkKind(config.network) === 'on',
       statusPath: join(options.privateDir, 'dsh-bash-probe-bwrap.json'),
       openFilter: () => seccomp.open(),
+      ...(proxy ? { proxy } : {}),
     })
     return reason ? `${UNAVAILABLE_PREFIX}: ${reason}` : undefined
   }
 
   /** Lets the seccomp program go (the executor's disposal, once no command runs). */
   release(): void {
-    this.seccomp?.release()
+    this.seccomp.off?.release()
+    this.seccomp.on?.release()
+    this.proxy?.close()
   }
 
   /** The transform (bound: pass it as the local executor's `LaunchTransform`). */
@@ -105,17 +154,34 @@ export class BwrapSandbox {
     const fds: number[] = []
     try {
       // Where the executor's own directories can be seen (mounts may have changed since the start).
-      const hidden = hiddenPaths(executorDirs, currentMounts())
+      const mounts = currentMounts()
+      const hidden = hiddenPaths(executorDirs, mounts)
       const inWorkspace = mode === 'workspace-write' ? hidden.find((path) => isWithin(path, workspaceRoot)) : undefined
       if (inWorkspace !== undefined) throw new Error(`${SPILL_IN_WORKSPACE}, so no command was run: ${inWorkspace} (workspace root ${workspaceRoot})`)
       const workdirReal = realpathSync(spec.workdir)
       checkWorkdirPrivacy(spec.workdir, workdirReal, hidden)
       checkWorkdirOutsideTmp(spec.workdir, workdirReal, workspaceRoot)
+      // The secrets: masked where the command could otherwise see them (not under the private /tmp
+      // or a hidden directory, which show nothing of the host's already).
+      const masks = readMasks({
+        deny: this.denyRead,
+        allow: config.allowRead,
+        home: this.settings.home,
+        mounts,
+        skip: (path) => (isWithin(path, '/tmp') && !isWithin(path, workspaceRoot)) || hidden.some((dir) => isWithin(path, dir)),
+      })
+      checkWorkdirReadable(spec.workdir, workdirReal, masks)
+      // The network of this launch: the configured one, unless a session's lists narrow the host's
+      // network down to the proxy's (with the network off, there is nothing to narrow).
+      const configured = networkKind(config.network)
+      const network = configured === 'on' && spec.network !== undefined ? 'proxy' : configured
+      const bridgePath = network === 'proxy' ? bridgeBinary() : undefined
+      if (network === 'proxy' && !bridgePath) throw new Error(`egress by domain needs the network bridge, which is not built for ${process.platform}-${process.arch}`)
       const statusPath = join(privateDir, `dsh-bash-${label}-bwrap.json`)
       // Handed to bwrap as fd 3 (`--json-status-fd 3`), fd 4 (`--seccomp 4`), then the protections.
       fds.push(openStatusFile(statusPath))
       cleanup.push(() => removeFile(statusPath))
-      fds.push(this.seccomp!.open())
+      fds.push((network === 'on' ? this.seccomp.on : this.seccomp.off)!.open())
       let protections: GitProtection[] = []
       if (mode === 'workspace-write') {
         const git = findGitMetadata(workspaceRoot)
@@ -127,9 +193,19 @@ export class BwrapSandbox {
           return { ...protection, fd: FIRST_PROTECTION_FD + fds.length - 3 }
         })
       }
+      let proxy: ProxyPlan | undefined
+      let launch: ProxyLaunch | undefined
+      if (network === 'proxy' && this.proxy) {
+        const socketPath = join(privateDir, `dsh-bash-${label}-proxy.sock`)
+        const session = spec.network ? [{ allow: spec.network.allow ?? [], deny: spec.network.deny ?? [], owner: "the session's" }] : []
+        launch = this.proxy.listen(socketPath, session)
+        const opened = launch
+        cleanup.push(() => opened.close())
+        proxy = { bridgePath: bridgePath!, socketPath, env: proxyEnvironment({ ...process.env, ...spec.env }) }
+      }
       const args = bwrapArgs({
         mode,
-        network: config.network,
+        network: network === 'on',
         workspaceRoot,
         protections,
         workdir: spec.workdir,
@@ -138,14 +214,21 @@ export class BwrapSandbox {
         // Only this owner's: other sessions' spill files stay hidden.
         readOnlyExtras: [realpathSync(ownerDir)],
         ...(spec.interactive ? { terminal: true } : {}),
+        masks,
+        ...(this.unreadableFile ? { unreadableFile: this.unreadableFile } : {}),
+        ...(config.limits.tmp !== undefined ? { tmpBytes: config.limits.tmp } : {}),
+        ...(proxy ? { proxy } : {}),
       })
+      // In proxy mode the bridge starts the command (and applies its seccomp program).
+      const prefix = proxy ? bridgeCommand() : []
+      const reads = { masks, workdir: workdirReal, home: this.settings.home }
       return {
         kind: 'launch',
         line: spec.interactive
-          ? terminalLine(this.env(), bwrapPath!, args, line, fds)
-          : { file: bwrapPath!, args: [...args, '--', line.file, ...line.args], joinsThroughBashEnv: false, monitor: true, extraFds: fds },
+          ? terminalLine(this.env(), bwrapPath!, args, prefix, line, fds)
+          : { file: bwrapPath!, args: [...args, '--', ...prefix, line.file, ...line.args], joinsThroughBashEnv: false, monitor: true, extraFds: fds },
         cleanup,
-        adapt: (launched) => new SandboxedCommand(launched, mode, statusPath),
+        adapt: (launched) => new SandboxedCommand(launched, mode, statusPath, reads, launch),
       }
     } catch (error) {
       // Nothing is started: undo what was set up, and refuse with the reason.
@@ -290,12 +373,12 @@ function createDirectories(path: string, root: string): string[] | undefined {
  * and the command gets the default handling back (`env --default-signal`), so that a Ctrl-C reaches
  * the program (python's KeyboardInterrupt) instead of ending the sandbox.
  */
-function terminalLine(envPath: string | undefined, bwrapPath: string, args: string[], line: CommandLine, fds: number[]): CommandLine {
+function terminalLine(envPath: string | undefined, bwrapPath: string, args: string[], prefix: string[], line: CommandLine, fds: number[]): CommandLine {
   if (!envPath) throw new Error('interactive commands in the sandbox need the env program (GNU coreutils 8.31 or later), which was not found')
   const signals = 'INT,QUIT,TSTP'
   return {
     file: envPath,
-    args: [`--ignore-signal=${signals}`, bwrapPath, ...args, '--', envPath, `--default-signal=${signals}`, line.file, ...line.args],
+    args: [`--ignore-signal=${signals}`, bwrapPath, ...args, '--', ...prefix, envPath, `--default-signal=${signals}`, line.file, ...line.args],
     joinsThroughBashEnv: false,
     monitor: true,
     extraFds: fds,

@@ -27,4 +27,14 @@ if (reason) {
     graceMs: 300,
     serverProcess: serverProcess({ mode: 'read-only', workspaceRoot: dir.path, containment: 'marker' }),
   })
+  // Egress by domain: the bridge is the sandbox's first process and runs the command (netbridge.c);
+  // exits, signals, leftovers, timeouts and kills must be exactly as without it.
+  const proxy = { allow: ['example.test'] }
+  defineBashExecutorConformance('sandbox executor (workspace-write, egress by domain)', {
+    create: sandboxFactory({ mode: 'workspace-write', workspaceRoot: dir.path, network: proxy }),
+    countProcesses,
+    workdir: dir.path,
+    graceMs: 300,
+    serverProcess: serverProcess({ mode: 'workspace-write', workspaceRoot: dir.path, network: proxy }),
+  })
 }

@@ -58,6 +58,8 @@ function withoutFilter(network: boolean): Results {
 }
 
 const EPERM = '1:1,2:1,3:1,5:1 pair:1'
+/** Egress by domain (proxy mode): the command's network is off but for the bridge to the proxy. */
+const PROXY = { allow: ['allowed.test'] }
 
 describe.skipIf(reason !== undefined)('socket families by allow-list', () => {
   const instances: SandboxInstance[] = []
@@ -65,17 +67,19 @@ describe.skipIf(reason !== undefined)('socket families by allow-list', () => {
     await Promise.all(instances.map((i) => i.dispose()))
   })
 
-  for (const network of [false, true]) {
-    const allowed = network ? ALLOWED_NETWORK_ON : ALLOWED_NETWORK_OFF
+  // Proxy mode (egress by domain) keeps the network-off filter: its bridge applies the program itself.
+  for (const network of [false, true, PROXY] as const) {
+    const on = network === true
+    const allowed = on ? ALLOWED_NETWORK_ON : ALLOWED_NETWORK_OFF
     for (const mode of ['read-only', 'workspace-write'] as const) {
-      it(`${mode}, network ${network ? 'on' : 'off'}: only ${allowed.join(', ')} can be created; every other family fails with EPERM, socketpair only for AF_UNIX`, async () => {
+      it(`${mode}, network ${on ? 'on' : network === false ? 'off' : 'by proxy'}: only ${allowed.join(', ')} can be created; every other family fails with EPERM, socketpair only for AF_UNIX`, async () => {
         const instance = await createSandbox({ workspaceRoot: dir.path, cwd: dir.path, mode, network })
         instances.push(instance)
         const { executor } = instance
         const result = await executor.run(executor.resolve({ command: `perl -e '${PROBE.replace(/'/g, `'\\''`)}'` }))
         expect(result.exitCode, result.stderr.text).toBe(0)
         const inside = parse(result.stdout.text)
-        const control = withoutFilter(network)
+        const control = withoutFilter(on)
         // The control: without the filter, AF_UNIX (and here AF_VSOCK) sockets are created in the same namespaces.
         expect(control.get(String(AF_UNIX))).toMatch(/^1:ok/)
         for (let family = 0; family <= 50; family++) {
@@ -121,17 +125,17 @@ describe.skipIf(reason !== undefined)('the seccomp program reaches bwrap on ever
     await Promise.all(instances.map((i) => i.dispose()))
     instances = []
   })
-  const sandbox = async (launcher: 'spawn' | 'helper-native' | 'helper-node'): Promise<BashExecutor> => {
-    const instance = await createSandbox({ workspaceRoot: dir.path, cwd: dir.path, launcher })
+  const sandbox = async (launcher: 'spawn' | 'helper-native' | 'helper-node', network: boolean | typeof PROXY = false): Promise<BashExecutor> => {
+    const instance = await createSandbox({ workspaceRoot: dir.path, cwd: dir.path, launcher, network })
     instances.push(instance)
     return instance.executor
   }
 
-  for (const launcher of ['spawn', 'helper-native', 'helper-node'] as const) {
-    it(`launcher ${launcher}: a run, a background task, a command fed stdin, a long command`, async (ctx) => {
+  for (const [launcher, network] of [['spawn', false], ['helper-native', false], ['helper-node', false], ['spawn', PROXY], ['helper-native', PROXY]] as const) {
+    it(`launcher ${launcher}${network ? ', proxy mode (the bridge applies it)' : ''}: a run, a background task, a command fed stdin, a long command`, async (ctx) => {
       let bash: BashExecutor
       try {
-        bash = await sandbox(launcher)
+        bash = await sandbox(launcher, network)
       } catch (error) {
         // No native helper ships for this platform: said so by the config check, and skipped.
         if (launcher === 'helper-native' && /launcher "helper-native" is not available/.test(String(error))) return ctx.skip()
@@ -151,16 +155,18 @@ describe.skipIf(reason !== undefined)('the seccomp program reaches bwrap on ever
     })
   }
 
-  it('an interactive command (a terminal, spawned through setsid)', async () => {
-    const bash = await sandbox('spawn')
-    const task = bash.start(bash.resolve({ command: FILTER_PROBE, interactive: true }))
-    await task.done
-    let text = ''
-    await vi.waitFor(() => {
-      text += bash.readOutput(task.id).delta
-      expect(text).toContain('vsock')
+  for (const network of [false, PROXY] as const) {
+    it(`an interactive command (a terminal, spawned through setsid)${network ? ', proxy mode' : ''}`, async () => {
+      const bash = await sandbox('spawn', network)
+      const task = bash.start(bash.resolve({ command: FILTER_PROBE, interactive: true }))
+      await task.done
+      let text = ''
+      await vi.waitFor(() => {
+        text += bash.readOutput(task.id).delta
+        expect(text).toContain('vsock')
+      })
+      // The terminal view expands the tab.
+      expect(text).toMatch(/Seccomp: +2\nvsock: Operation not permitted\n/)
     })
-    // The terminal view expands the tab.
-    expect(text).toMatch(/Seccomp: +2\nvsock: Operation not permitted\n/)
-  })
+  }
 })

@@ -33,7 +33,7 @@ describe('config', () => {
     expect(() => parseSandboxConfig({ mode: 'everything' })).toThrow(
       'invalid sandbox executor config: mode must be one of read-only, workspace-write, danger-full-access',
     )
-    expect(() => parseSandboxConfig({ network: 'yes' })).toThrow('invalid sandbox executor config: network must be a boolean')
+    expect(() => parseSandboxConfig({ network: 'yes' })).toThrow('invalid sandbox executor config: network must be true, false or { allow, deny, hosts }')
     expect(() => parseSandboxConfig({ bwrapPath: '' })).toThrow('bwrapPath must not be empty')
     expect(() => parseSandboxConfig({ workspaceRoot: 3 })).toThrow('workspaceRoot must be a string')
     expect(() => parseSandboxConfig({ timeoutMs: -1 })).toThrow('timeoutMs must be positive')

@@ -1,6 +1,6 @@
 import { PassThrough } from 'node:stream'
 import type { ClientChannel } from 'ssh2'
-import { type AgentErrors, AgentSession, type AgentStream, HELLO_START, INSTALL_SCRIPT, installArgs, NEED_PREFIX, runInstall, SSH_SERVE_SCRIPT, sshServeArgs } from '@deepseek-ai/dsh-bash-agent'
+import { type AgentErrors, type AgentLimits, AgentSession, type AgentStream, HELLO_START, INSTALL_SCRIPT, installArgs, NEED_PREFIX, runInstall, SSH_SERVE_SCRIPT, sshServeArgs } from '@deepseek-ai/dsh-bash-agent'
 import { messageOf } from '@deepseek-ai/dsh-bash'
 import { type ConnectionSettings, SshConnection } from './connection.js'
 import { lostMessage, sshErrors } from './errors.js'
@@ -32,10 +32,10 @@ export class SshAgentSession extends AgentSession {
   }
 
   /** Connects, starts (or installs, then starts) the agent; on failure everything opened is closed. */
-  static async open(settings: ConnectionSettings, shell: string, secretPatterns: readonly string[], onGone: (session: AgentSession) => void): Promise<SshAgentSession> {
+  static async open(settings: ConnectionSettings, shell: string, secretPatterns: readonly string[], limits: AgentLimits, onGone: (session: AgentSession) => void): Promise<SshAgentSession> {
     const session = new SshAgentSession(settings.label, new SshConnection(settings), onGone)
     try {
-      await session.boot(shell, secretPatterns)
+      await session.boot(shell, secretPatterns, limits)
     } catch (error) {
       await session.remove()
       throw error
@@ -73,21 +73,21 @@ export class SshAgentSession extends AgentSession {
     this.connection.close()
   }
 
-  private async boot(shell: string, secretPatterns: readonly string[]): Promise<void> {
+  private async boot(shell: string, secretPatterns: readonly string[], limits: AgentLimits): Promise<void> {
     await this.connection.ready
     this.connection.onLost((reason) => this.markLost(reason))
-    let served = await this.serve(shell, secretPatterns)
+    let served = await this.serve(shell, secretPatterns, limits)
     if ('need' in served) {
       await this.install(shell)
-      served = await this.serve(shell, secretPatterns)
+      served = await this.serve(shell, secretPatterns, limits)
       if ('need' in served) throw sshErrors.startFailed(`the dsh-bash agent installed on ${this.label} cannot be started: ${served.need}`)
     }
     await this.startAgent(served.agent)
   }
 
   /** One exec of SSH_SERVE_SCRIPT: the agent's stream from its hello on, or why it needs installing. */
-  private serve(shell: string, secretPatterns: readonly string[]): Promise<Served> {
-    const text = execText(shell, SSH_SERVE_SCRIPT, 'dsh-bash-agent', sshServeArgs(shell, secretPatterns))
+  private serve(shell: string, secretPatterns: readonly string[], limits: AgentLimits): Promise<Served> {
+    const text = execText(shell, SSH_SERVE_SCRIPT, 'dsh-bash-agent', sshServeArgs(shell, secretPatterns, limits))
     return new Promise<Served>((resolve, reject) => {
       let settled = false
       let head: Buffer = Buffer.alloc(0)

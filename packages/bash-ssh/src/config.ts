@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { executorConfigShape, nonNegativeInt, parseConfig, positiveInt } from '@deepseek-ai/dsh-bash-kit'
+import { executorConfigShape, limitsSchema, nonNegativeInt, parseConfig, positiveInt } from '@deepseek-ai/dsh-bash-kit'
 import { sshErrors } from './errors.js'
 
 /** `SHA256:` followed by the unpadded base64 of the key's SHA-256, as printed by `ssh-keygen -l`. */
@@ -73,6 +73,14 @@ export const sshConfigSchema = z
      * answered) before it is given up with a warning: a kill or a disposal never hangs on it.
      */
     stoppedWaitMs: positiveInt('stoppedWaitMs').default(15_000),
+    /**
+     * Limits of every command, as rlimits the agent sets in it before its shell runs: `memory`
+     * is RLIMIT_AS (per process), `pids` RLIMIT_NPROC (per remote user, every process of it; not
+     * enforced for root). `cpu` and `tmp` have no rlimit and are refused.
+     */
+    limits: limitsSchema
+      .refine((limits) => limits.cpu === undefined && limits.tmp === undefined, { message: 'limits: an SSH host takes memory and pids only (rlimits; there is none for cpu or tmp)' })
+      .default({}),
   })
   .strict()
 

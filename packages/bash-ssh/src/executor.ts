@@ -180,6 +180,7 @@ function buildHost(config: SshExecutorConfig, host: SshHostConfig, index: number
     },
     config.shell,
     config.secretEnvPatterns,
+    { addressSpaceBytes: config.limits.memory, processes: config.limits.pids },
     config.graceMs,
     ctx,
     logger,

@@ -1,7 +1,7 @@
 import type { Context, Logger } from 'cordis'
 import { pluginTimer, type BashExecSpec } from '@deepseek-ai/dsh-bash'
 import { DelegatingCommand, type LaunchedCommand } from '@deepseek-ai/dsh-bash-kit'
-import { type AgentLaunchedCommand, type AgentSession, type EmptyWaitOptions, launchThroughAgent } from '@deepseek-ai/dsh-bash-agent'
+import { type AgentLaunchedCommand, type AgentLimits, type AgentSession, type EmptyWaitOptions, launchThroughAgent } from '@deepseek-ai/dsh-bash-agent'
 import { SshAgentSession } from './agent-session.js'
 import type { ConnectionSettings } from './connection.js'
 import { sshErrors } from './errors.js'
@@ -57,6 +57,8 @@ export class SshHost {
     readonly settings: ConnectionSettings,
     private readonly shell: string,
     private readonly secretPatterns: readonly string[],
+    /** Set by the agent in every command (the config's `limits` as rlimits). */
+    private readonly limits: AgentLimits,
     private readonly graceMs: number,
     /** The executor plugin's context: owner of the reconnection timer. */
     private readonly ctx: Context,
@@ -131,7 +133,7 @@ export class SshHost {
     if (this.disposed) return Promise.reject(sshErrors.poolClosed(this.label))
     if (!this.current) {
       const settings = attempts === undefined ? this.settings : { ...this.settings, connectAttempts: attempts }
-      const opening = SshAgentSession.open(settings, this.shell, this.secretPatterns, (gone) => this.onGone(gone, opening))
+      const opening = SshAgentSession.open(settings, this.shell, this.secretPatterns, this.limits, (gone) => this.onGone(gone, opening))
       this.current = opening
       // A failed start is not kept: the next command tries again.
       opening.catch(() => {

@@ -38,6 +38,12 @@ describe('config', () => {
     expect(describeNote('17:cgroup:S:y')).toBe('17 y (state S, in its cgroup, outside the group, without its marker)')
   })
 
+  it('limits: memory and pids only (rlimits have no cpu or tmp)', () => {
+    expect(parseSshConfig({ hosts: [host], limits: { memory: '1G', pids: 100 } }).limits).toEqual({ memory: 2 ** 30, pids: 100 })
+    expect(() => parseSshConfig({ hosts: [host], limits: { cpu: 1 } })).toThrow('limits: an SSH host takes memory and pids only (rlimits; there is none for cpu or tmp)')
+    expect(() => parseSshConfig({ hosts: [host], limits: { memory: 'lots' } })).toThrow('memory must be a positive size such as 512M or 4G, got "lots"')
+  })
+
   it('names the bad key', () => {
     expect(() => parseSshConfig({})).toThrow(/invalid ssh executor config: hosts must be a list/)
     expect(() => parseSshConfig({ hosts: [] })).toThrow(/hosts must list at least one host/)
@@ -205,6 +211,15 @@ describe.skipIf(skip !== undefined)('against real sshd servers', () => {
       // `!NAME` (the CLI's --keep-env) keeps one variable the list would remove, on the remote side too.
       const keep = await executor({ secretEnvPatterns: [...DEFAULT_SECRET_PATTERNS, '!DSH_TEST_API_TOKEN'] })
       expect((await run(keep, 'echo "${DSH_TEST_API_TOKEN-dropped}"')).stdout.text).toBe('hunter2\n')
+    })
+
+    it('limits become the rlimits the agent sets in every command (issue 27): memory per process (RLIMIT_AS), processes per user (RLIMIT_NPROC); the agent itself has none', async () => {
+      const limited = await executor({ limits: { memory: '256M', pids: 200 } })
+      const result = await run(limited, `ulimit -v; ulimit -Hv; ulimit -u; ulimit -Hu; grep -o 'Max address space *[a-z0-9]*' /proc/$PPID/limits; python3 -c 'b = [b"x" * 2**20 for _ in range(400)]' 2>&1 | tail -1`)
+      expect(result.stdout.text).toBe(`${256 * 1024}\n${256 * 1024}\n200\n200\nMax address space         unlimited\nMemoryError\n`)
+      // The control: without limits, the same host has none.
+      const open = await executor()
+      expect((await run(open, 'ulimit -v')).stdout.text).toBe('unlimited\n')
     })
 
     it('a trusted caller env wins; stdin is /dev/null by default', async () => {

@@ -17,3 +17,4 @@ export { FULL_OUTPUT_URI_PREFIX, fullOutputUri, parseFullOutputUri } from './out
 export { DEFAULT_SECRET_PATTERNS, SECRET_PATTERN_SYNTAX, secretRules } from './secret-env.js'
 export { type LogLine, recordLogs, routeLogs } from './logs.js'
 export { type EndStatus, runEndStatus, taskEndStatus } from './status.js'
+export { formatSize, parseSize } from './size.js'

@@ -31,6 +31,12 @@ export interface BashExecRequest {
   /** Requested sandbox mode; ignored by executors that do not confine. */
   sandboxMode?: SandboxMode
   /**
+   * Egress rules of the caller (a session's): host patterns as the executor's own. They narrow the
+   * executor's, never widen them: a host must pass both. Honoured by executors with an egress proxy
+   * (the sandbox); ignored by the others. Validated by `resolve`.
+   */
+  network?: EgressRules
+  /**
    * Live output of a foreground `run`, for progress displays: called with each decoded piece of
    * text as it arrives (never split inside a character). For trusted in-process callers; a throw is
    * ignored. Never called by `start` (background output is read with `readOutput`). It changes
@@ -58,6 +64,15 @@ export interface BashExecRequest {
    * command without one.
    */
   interactive?: boolean
+}
+
+/**
+ * Egress rules: host patterns (`example.com`; `*.example.com` for every name below it; an IP
+ * address). `deny` wins over `allow`; an empty or absent `allow` allows every host not denied.
+ */
+export interface EgressRules {
+  readonly allow?: readonly string[]
+  readonly deny?: readonly string[]
 }
 
 /** The fixed terminal size of interactive tasks (columns). */
@@ -110,6 +125,8 @@ export interface BashExecSpec {
   readonly env?: Readonly<Record<string, string>>
   /** The effective sandbox mode, or undefined for executors that do not confine (the key is always present). */
   readonly sandboxMode: SandboxMode | undefined
+  /** The caller's egress rules, validated (see `BashExecRequest.network`); absent: none. */
+  readonly network?: EgressRules
   /** Live output listener of a foreground run (see `BashExecRequest.onOutput`). */
   readonly onOutput?: OutputListener
   /** Yield time of a foreground run (see `BashExecRequest.yieldAfterMs`); absent: never yields. */
@@ -146,6 +163,33 @@ export interface SandboxFacts {
   accessDenied: boolean
   /** Wider modes this call could be retried with (for escalation hints); empty when none. */
   escalations?: SandboxMode[]
+  /**
+   * Hosts the sandbox's egress proxy refused during the command (a name as the command asked for
+   * it, or an address), each once, in the order of their first refusal. Absent or empty when
+   * nothing was refused (also when the executor has no proxy). Never a host that was allowed.
+   */
+  deniedHosts?: string[]
+}
+
+/**
+ * What a command used, and which limit stopped it, where the executor can measure it (every field
+ * optional: absent means "not measured", never zero).
+ */
+export interface ResourceFacts {
+  /** CPU time (user + system) of all the command's processes together, in ms. */
+  cpuMs?: number
+  /** The highest memory use of the command's processes together (their cgroup's peak), in bytes. */
+  peakMemoryBytes?: number
+  /** Limits the command reached; absent when it reached none (or the executor cannot tell). */
+  limitReached?: LimitReached
+}
+
+/** Limits a command reached, each with its value. */
+export interface LimitReached {
+  /** The memory limit, in bytes: set only when the kernel killed a process of the command for reaching it. */
+  memoryBytes?: number
+  /** The process limit: set only when the kernel refused a fork (or clone) of the command for reaching it. */
+  processes?: number
 }
 
 /** The result of a foreground `run`. */
@@ -180,6 +224,12 @@ export interface BashRunResult {
   leftoverProcesses: number
   /** Present only for executors that confine. */
   sandbox?: SandboxFacts
+  /** CPU time of the command's processes, in ms; present where the executor measures it (see `ResourceFacts`). */
+  cpuMs?: number
+  /** The command's peak memory, in bytes; present where the executor measures it (see `ResourceFacts`). */
+  peakMemoryBytes?: number
+  /** The limits the command reached; absent when none (see `ResourceFacts`). Never set for a yielded run. */
+  limitReached?: LimitReached
   /**
    * Set only when the run yielded (`spec.yieldAfterMs`): the id of the background task the
    * still-running command became. Then `exitCode` and `signal` are null, `timedOut`, `aborted` are
@@ -219,6 +269,12 @@ export interface BashTask {
    * before `onTaskDone` listeners run. Only executors that confine set it; never set while running.
    */
   readonly sandbox?: SandboxFacts
+  /** CPU time of the ended task's processes, in ms, where measured; set with the end, like `sandbox`. */
+  readonly cpuMs?: number
+  /** The ended task's peak memory, in bytes, where measured; set with the end. */
+  readonly peakMemoryBytes?: number
+  /** The limits the ended task reached; absent when none. Set with the end. */
+  readonly limitReached?: LimitReached
   /**
    * True when the task runs in a pseudo-terminal (started with `interactive`): it takes input
    * (`BashExecutor.write`) and its reads are terminal text. Never changes.

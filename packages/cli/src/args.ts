@@ -9,6 +9,7 @@ import { UsageError } from './errors.js'
 import { didYouMean, fileFlag, type FlagSpec, parseCommandLine } from './flags.js'
 import { applyExecutorFlags, executorFlagSpec, executorKind, EXECUTORS, type ExecutorKind } from './executors.js'
 import { refuseTokenFlag } from './token.js'
+import { applyLimitDefaults } from './limit-defaults.js'
 
 export { UsageError }
 
@@ -210,6 +211,7 @@ export function parseMcpArgs(args: string[]): McpOptions | Instead {
     lines: count('--max-result-lines', values['max-result-lines'], MCP_DEFAULTS.maxResultLines, 10),
   }
   const base = parseCommon(values)
+  applyLimitDefaults(base.executor, values, base.executorConfig)
   // The invariant (README, "Results and MCP clients"): a result the budget cuts names a file
   // holding the complete stream(s). Whatever the executor keeps beyond the budget would be cut
   // again, so memory keeps no more; and output that would not fit with its markers (bytes or lines,
@@ -245,6 +247,11 @@ export function parseMcpArgs(args: string[]): McpOptions | Instead {
     if (!options.http) throw new UsageError('--token-file: only used with --http')
     if (values['token-file'] === '') throw new UsageError('--token-file: expected a path')
     options.tokenFile = fileFlag('--token-file', values['token-file'], 'file', { mayBeMissing: true })
+    // The server's own secret: no sandboxed command reads it (README, "Secrets").
+    if (options.executor === 'sandbox') {
+      const config = options.executorConfig
+      config.denyRead = [...((config.denyRead as string[] | undefined) ?? []), options.tokenFile]
+    }
   }
   for (const origin of values['allow-origin'] ?? []) {
     if (!options.http) throw new UsageError('--allow-origin: only used with --http')
@@ -364,6 +371,7 @@ export function parseAgentArgs(args: string[], env: Env = process.env): AgentCom
   const other = instead(values)
   if (other) return other
   const options = parseCommon(values)
+  applyLimitDefaults(options.executor, values, options.executorConfig)
   const pick = (names: readonly string[]) => {
     for (const name of names) {
       const value = env[name]?.trim()

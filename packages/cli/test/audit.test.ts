@@ -46,9 +46,12 @@ describe('dsh-bash mcp --audit-log: the acceptance', () => {
     delete process.env.DSH_AUDIT_PROBE
     const answers: ElicitResult[] = [{ action: 'accept', content: { allow: true } }, { action: 'decline' }]
     server.client.setRequestHandler(ElicitRequestSchema, () => answers.shift()!)
+    let firstFacts: { cpuMs?: number; peakMemoryBytes?: number } = {}
     try {
       // Output that the command text does not contain, and a variable's value.
-      expect(await bash(server.client, "printf 'out%s\\n' put-one; printenv DSH_AUDIT_PROBE")).toEqual({ texts: [`output-one\n${PROBE}\n`], isError: false })
+      const first = (await server.client.callTool({ name: 'bash', arguments: { command: "printf 'out%s\\n' put-one; printenv DSH_AUDIT_PROBE", description: 'Run a test command' } })) as CallToolResult
+      expect([first.content, first.isError]).toEqual([[{ type: 'text', text: `output-one\n${PROBE}\n` }], false])
+      firstFacts = first.structuredContent as { cpuMs?: number; peakMemoryBytes?: number }
       expect((await bash(server.client, 'rm -rf build')).isError).toBe(true)
       expect(await bash(server.client, "touch approved && printf 'out%s\\n' put-two")).toEqual({ texts: ['output-two\n'], isError: false })
       expect((await bash(server.client, 'touch declined')).texts[0]).toMatch(/^Error: rejected by the user/)
@@ -63,6 +66,11 @@ describe('dsh-bash mcp --audit-log: the acceptance', () => {
     for (const never of ['output-one', 'output-two', 'output-three', PROBE]) expect(text).not.toContain(never)
     expect(statSync(log).mode & 0o777).toBe(0o600)
     const [allowed, denied, approved, declined, background, ended] = lines(log)
+    // The line carries the CPU time and peak memory the tool reported: numbers where the local
+    // executor has cgroup containment (as in CI), null (never 0) where it falls back to a marker.
+    expect(allowed.cpuMs).toBe(firstFacts.cpuMs ?? null)
+    expect(allowed.peakMemoryBytes).toBe(firstFacts.peakMemoryBytes ?? null)
+    const usage = firstFacts.cpuMs === undefined ? null : expect.any(Number)
     const common = { event: 'call', session: 'stdio', client: { name: 'dsh-e2e', version: '1.0.0' }, tool: 'bash', executor: 'local', sandboxMode: null }
     expect(allowed).toEqual({
       ...common,
@@ -80,8 +88,8 @@ describe('dsh-bash mcp --audit-log: the acceptance', () => {
       exitCode: 0,
       signal: null,
       durationMs: expect.any(Number),
-      cpuMs: null,
-      peakMemoryBytes: null,
+      cpuMs: usage,
+      peakMemoryBytes: usage,
       outputBytes: { stdout: 11 + PROBE.length + 1, stderr: 0 },
       isError: false,
       code: null,
@@ -133,8 +141,8 @@ describe('dsh-bash mcp --audit-log: the acceptance', () => {
       signal: null,
       reason: null,
       durationMs: expect.any(Number),
-      cpuMs: null,
-      peakMemoryBytes: null,
+      cpuMs: usage,
+      peakMemoryBytes: usage,
       outputBytes: { stdout: 13, stderr: 0 },
     })
     expect(ended.durationMs as number).toBeGreaterThanOrEqual(300)

@@ -1,3 +1,4 @@
+import { limitDefaults } from '../src/limit-defaults.js'
 import { spawnSync } from 'node:child_process'
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
@@ -173,17 +174,20 @@ describe('argument parsing', () => {
   it('gives defaults and resolves the workdir', () => {
     // MCP mode: memory keeps no more per stream than one result may show, and output that would
     // not fit uncut with its markers spills (so that every cut names a file; tool-bash's spillThreshold).
+    const { memory, pids } = limitDefaults()
     const bounds = { maxOutputBytes: 10_000, spillAboveBytes: 10_000 - 1024, spillAboveLines: 1_900 - 16 }
+    // The local and sandbox executors get the limit defaults (limit-defaults.ts); the others keep their own.
+    const localBounds = { ...bounds, limits: { memory, pids } }
     const mcpDefaults = {
       yieldAfterMs: 50_000,
       resultBudget: { bytes: 10_000, lines: 1_900 },
       idleTimeoutMs: 1_800_000,
       toolBash: { yieldAfterMs: 50_000, resultBudget: { bytes: 10_000, lines: 1_900 } },
     }
-    expect(parseMcpArgs([])).toEqual({ executor: 'local', executorConfig: { ...bounds }, allowedOrigins: [], ...mcpDefaults })
+    expect(parseMcpArgs([])).toEqual({ executor: 'local', executorConfig: { ...localBounds }, allowedOrigins: [], ...mcpDefaults })
     expect(parseMcpArgs(['--http', '0.0.0.0:1', '--token-file', 'token.txt', '--allow-origin', 'http://a.example', '--allow-origin', 'https://b.example:8443'])).toEqual({
       executor: 'local',
-      executorConfig: { ...bounds },
+      executorConfig: { ...localBounds },
       http: { host: '0.0.0.0', port: 1 },
       tokenFile: resolve('token.txt'),
       allowedOrigins: ['http://a.example', 'https://b.example:8443'],
@@ -200,8 +204,8 @@ describe('argument parsing', () => {
       toolBash: { resultBudget: { bytes: 4000, lines: 100 } },
     })
     // Explicit thresholds are kept; a budget under the reserve spills any output (threshold 0).
-    expect(parseMcpArgs(['--executor-config', '{"spillAboveBytes":5,"spillAboveLines":6}']).executorConfig).toEqual({ maxOutputBytes: 10_000, spillAboveBytes: 5, spillAboveLines: 6 })
-    expect(parseMcpArgs(['--max-result-bytes', '200', '--max-result-lines', '10']).executorConfig).toEqual({ maxOutputBytes: 200, spillAboveBytes: 0, spillAboveLines: 0 })
+    expect(parseMcpArgs(['--executor-config', '{"spillAboveBytes":5,"spillAboveLines":6}']).executorConfig).toEqual({ maxOutputBytes: 10_000, spillAboveBytes: 5, spillAboveLines: 6, limits: { memory, pids } })
+    expect(parseMcpArgs(['--max-result-bytes', '200', '--max-result-lines', '10']).executorConfig).toEqual({ maxOutputBytes: 200, spillAboveBytes: 0, spillAboveLines: 0, limits: { memory, pids } })
     // `--nice -5` is the value -5 (not a flag), as `--nice=-5`; absent: left alone.
     expect(parseMcpArgs(['--nice', '-5', '--http', '127.0.0.1:0']).nice).toBe(-5)
     expect(parseMcpArgs(['--nice=-20']).nice).toBe(-20)
@@ -242,6 +246,7 @@ describe('argument parsing', () => {
       mode: 'read-only',
       network: true,
       ...bounds,
+      limits: { memory, pids, tmp: limitDefaults().tmp },
     })
     const ssh = parseMcpArgs([
       '--executor', 'ssh', '--workdir', '/srv',

@@ -80,13 +80,21 @@ export interface StdioServer extends Connected {
   stderr(): string
 }
 
-/** Starts `node dist/main.js mcp ARGS` and connects the SDK client over stdio. */
-export async function startStdio(args: string[] = [], options: { cwd?: string; capabilities?: Record<string, unknown>; env?: Record<string, string> } = {}): Promise<StdioServer> {
+/**
+ * Starts `node dist/main.js mcp ARGS` and connects the SDK client over stdio. `env` adds to the
+ * environment; `wrap` gives the command line to run instead (given node's: an outer cgroup, strace).
+ */
+export async function startStdio(
+  args: string[] = [],
+  options: { cwd?: string; capabilities?: Record<string, unknown>; env?: Record<string, string>; wrap?: (argv: string[]) => string[] } = {},
+): Promise<StdioServer> {
+  const argv = [process.execPath, MAIN, 'mcp', ...args]
+  const [command, ...rest] = options.wrap ? options.wrap(argv) : argv
   const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: [MAIN, 'mcp', ...args],
+    command,
+    args: rest,
     cwd: options.cwd ?? ROOT,
-    env: { ...(process.env as Record<string, string>), ...options.env },
+    env: { ...(process.env as Record<string, string>), ...(options.env ?? {}) },
     stderr: 'pipe',
   })
   let err = ''
@@ -175,9 +183,14 @@ export async function connectHttp(url: string, token: string, capabilities: Reco
   return { client, transport, logs, close: () => client.close() }
 }
 
-/** Calls a tool; returns the texts of the blocks and isError. */
+/**
+ * Calls a tool; returns the texts of the blocks and isError. A call with a `timeoutMs` waits for
+ * the answer that long and 30 s more (the client's own request timeout is 60 s: a command given
+ * 90 s, on a loaded machine, was cut by the client instead of ending by itself).
+ */
 export async function call(client: Client, name: string, args: Record<string, unknown>) {
-  const result = (await client.callTool({ name, arguments: args })) as CallToolResult
+  const timeout = typeof args.timeoutMs === 'number' ? Math.max(60_000, args.timeoutMs + 30_000) : undefined
+  const result = (await client.callTool({ name, arguments: args }, undefined, timeout === undefined ? undefined : { timeout })) as CallToolResult
   return { texts: result.content.map((block) => (block.type === 'text' ? block.text : `<${block.type}>`)), isError: result.isError === true }
 }
 

@@ -15,6 +15,8 @@ export const MCP_ERROR = {
   sandboxModeRefused: 'DSH_MCP_SANDBOX_MODE_REFUSED',
   /** The audit log cannot be opened or written (see audit-log.ts). */
   auditLog: 'DSH_MCP_AUDIT_LOG',
+  /** The client's session egress rules are malformed, or this server has no sandbox to apply them. */
+  networkRefused: 'DSH_MCP_NETWORK_REFUSED',
 } as const
 
 export const mcpErrors = {
@@ -32,6 +34,9 @@ export const mcpErrors = {
   agentsUnavailable: () => codedError(MCP_ERROR.unavailable, 'the agents service is not available (the server is shutting down)'),
   noSandbox: (mode: unknown) =>
     codedError(MCP_ERROR.sandboxModeRefused, `the client asked for sandbox mode ${JSON.stringify(mode)}, but this server's executor does not use a sandbox`),
+  badNetwork: (network: unknown) =>
+    codedError(MCP_ERROR.networkRefused, `the client asked for session egress rules ${JSON.stringify(network)}; expected { allow?: [host patterns], deny?: [host patterns] }`),
+  noSandboxNetwork: () => codedError(MCP_ERROR.networkRefused, "the client asked for session egress rules, but this server's executor does not use a sandbox"),
   modeNotAllowed: (mode: unknown, choices: string) =>
     codedError(MCP_ERROR.sandboxModeRefused, `the client asked for sandbox mode ${JSON.stringify(mode)} for its session; this server ${choices}`),
 }

@@ -289,12 +289,13 @@ export class McpSession {
 
   private async createAgent(extra?: Extra): Promise<Agent> {
     const sandboxMode = this.requestedSandboxMode(await this.context)
+    const network = this.requestedNetwork(await this.context)
     const cwd = this.options.cwd ?? (await this.rootCwd(extra)) ?? this.options.fallbackCwd
     if (this._closed) throw mcpErrors.badState('the MCP session is closed')
     const agents = (await this.context).get('agents')
     if (!agents) throw mcpErrors.agentsUnavailable()
     // The agent id is a label for logs (unique even with several hosts in one app); the token is the owner.
-    const session = sandboxMode === undefined ? { id: this.token, cwd } : { id: this.token, cwd, sandboxMode }
+    const session = { id: this.token, cwd, ...(sandboxMode === undefined ? {} : { sandboxMode }), ...(network === undefined ? {} : { network }) }
     const agent = agents.create({ id: `mcp-${this.label}-${randomBytes(3).toString('hex')}`, session })
     this._agent = agent
     this._unlisten = agent.onInject((entry) => {
@@ -327,6 +328,24 @@ export class McpSession {
       throw mcpErrors.modeNotAllowed(mode, choices)
     }
     return mode
+  }
+
+  /**
+   * The session's egress rules the client asked for in its `initialize` request
+   * (`capabilities.experimental["dsh-bash"].network`: `{ allow?, deny? }`, host patterns). They can
+   * only narrow the server's (the executor checks the patterns, and a host must pass both lists).
+   * Malformed, or on a server without a sandbox, they fail every tool call of the session.
+   */
+  private requestedNetwork(ctx: Context): { allow?: string[]; deny?: string[] } | undefined {
+    const experimental = this.server.getClientCapabilities()?.experimental as Record<string, unknown> | undefined
+    const ours = experimental?.[SESSION_CAPABILITY]
+    const network = ours !== null && typeof ours === 'object' ? (ours as { network?: unknown }).network : undefined
+    if (network === undefined) return undefined
+    const list = (value: unknown): value is string[] | undefined => value === undefined || (Array.isArray(value) && value.every((item) => typeof item === 'string'))
+    const rules = network as { allow?: unknown; deny?: unknown }
+    if (network === null || typeof network !== 'object' || !list(rules.allow) || !list(rules.deny)) throw mcpErrors.badNetwork(network)
+    if (ctx.get('bash')?.sandboxMode === undefined) throw mcpErrors.noSandboxNetwork()
+    return { ...(rules.allow ? { allow: rules.allow } : {}), ...(rules.deny ? { deny: rules.deny } : {}) }
   }
 
   private async rootCwd(extra?: Extra): Promise<string | undefined> {

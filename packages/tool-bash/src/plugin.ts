@@ -173,6 +173,9 @@ export const ToolBash = {
           owner: ownerToken(call),
           sandboxMode,
         }
+        // The session's egress rules narrow the executor's (never widen them).
+        const network = call.agent?.session?.header?.network
+        if (network) request.network = network
         if (args.interactive === true) request.interactive = true
         if (config.yieldAfterMs !== undefined && !args.run_in_background) request.yieldAfterMs = config.yieldAfterMs
         if (call.onProgress && !args.run_in_background) request.onOutput = newestLineReporter(call.onProgress)

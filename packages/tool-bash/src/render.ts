@@ -1,4 +1,4 @@
-import type { BashRunResult, BashTask, BashTaskRead, CollectedOutput, SandboxFacts } from '@deepseek-ai/dsh-bash'
+import { type BashRunResult, type BashTask, type BashTaskRead, type CollectedOutput, formatSize, type LimitReached, type SandboxFacts } from '@deepseek-ai/dsh-bash'
 import { type BudgetStream, layoutWithinBudget, type ResultBudget } from './budget.js'
 import { escapeOutput } from './lookalike.js'
 
@@ -66,23 +66,38 @@ export function runMarkers(result: BashRunResult, options: RunMarkerOptions = {}
       `[stopped ${result.leftoverProcesses} leftover process(es); use run_in_background for servers and watchers]`,
     )
   }
-  markers.push(...sandboxMarkers(result.sandbox, options))
+  markers.push(...sandboxMarkers(result.sandbox, options), ...limitMarkers(result.limitReached))
   if (result.timedOut) markers.push(`[timed out after ${result.timeoutMs}ms]`)
   if (result.signal) markers.push(`[killed by signal: ${result.signal}]`)
   else if (result.exitCode !== null && result.exitCode !== 0) markers.push(`[exit code: ${result.exitCode}]`)
   return markers
 }
 
-/** The denial marker and, where an escalation is possible, the hint; nothing without a denial. */
+/**
+ * The file denial marker and, where an escalation is possible, the hint; then one network denial
+ * marker per host the egress proxy refused (spec §6b). Nothing without a denial.
+ */
 export function sandboxMarkers(sandbox: SandboxFacts | undefined, options: RunMarkerOptions = {}): string[] {
-  if (!sandbox?.accessDenied) return []
-  const markers = [`[sandbox: file access denied under ${sandbox.mode} mode]`]
-  const wider = sandbox.escalations ?? []
-  if (options.escalationHint && wider.length > 0) {
-    markers.push(
-      `[sandbox: to retry with wider access, call bash again with sandbox_permissions: ${wider.map((m) => JSON.stringify(m)).join(' or ')} and a justification]`,
-    )
+  if (!sandbox) return []
+  const markers: string[] = []
+  if (sandbox.accessDenied) {
+    markers.push(`[sandbox: file access denied under ${sandbox.mode} mode]`)
+    const wider = sandbox.escalations ?? []
+    if (options.escalationHint && wider.length > 0) {
+      markers.push(
+        `[sandbox: to retry with wider access, call bash again with sandbox_permissions: ${wider.map((m) => JSON.stringify(m)).join(' or ')} and a justification]`,
+      )
+    }
   }
+  for (const host of sandbox.deniedHosts ?? []) markers.push(`[sandbox: network access to ${host} denied]`)
+  return markers
+}
+
+/** The markers of the limits a command reached (spec §6b): memory, then processes. */
+export function limitMarkers(reached: LimitReached | undefined): string[] {
+  const markers: string[] = []
+  if (reached?.memoryBytes !== undefined) markers.push(`[killed: memory limit ${formatSize(reached.memoryBytes)} reached]`)
+  if (reached?.processes !== undefined) markers.push(`[process limit ${reached.processes} reached]`)
   return markers
 }
 
@@ -188,7 +203,7 @@ export function renderReadCut(read: RenderableRead, options: ReadRenderOptions =
   if (body === '') body = '(no new output)'
   const paths = [read.spillPaths.stdout, read.spillPaths.stderr].filter((p): p is string => typeof p === 'string')
   const dropped = `[some output was dropped from memory; full output: ${paths.length > 0 ? paths.join(', ') : '(unavailable)'}]`
-  const status = [statusLine(read.task), ...(read.task.status === 'running' ? [] : sandboxMarkers(read.task.sandbox, options))]
+  const status = [statusLine(read.task), ...(read.task.status === 'running' ? [] : [...sandboxMarkers(read.task.sandbox, options), ...limitMarkers(read.task.limitReached)])]
   const plain = appendMarkers(body, [...(read.lossy ? [dropped] : []), ...status])
   // The dropped-output line does not say which stream lost bytes: both count as cut.
   const lost = { stdout: read.lossy, stderr: read.lossy && err !== '' }
@@ -204,10 +219,10 @@ export function renderReadCut(read: RenderableRead, options: ReadRenderOptions =
   return { text: laid.text.replace(`${dropped}\n${dropped}\n`, `${dropped}\n`), cut: { stdout: laid.cut[0], stderr: laid.cut[1] || lost.stderr } }
 }
 
-/** The completion notice injected into the owning agent; the sandbox markers follow on their own lines. */
+/** The completion notice injected into the owning agent; the sandbox and limit markers follow on their own lines. */
 export function renderNotice(task: BashTask, options: RunMarkerOptions = {}): string {
   const sentence = `background bash task ${task.id} finished ${statusLine(task)}. Read its output with bash_output.`
-  return appendMarkers(sentence, sandboxMarkers(task.sandbox, options))
+  return appendMarkers(sentence, [...sandboxMarkers(task.sandbox, options), ...limitMarkers(task.limitReached)])
 }
 
 export const startedText = (id: string) => `started background task ${id}`

@@ -35,6 +35,15 @@ export const bashOutputSchema = z.object({
     .optional()
     .describe('bytes the command printed per stream: all of a foreground run (however much the text shows)'),
   code: z.string().nullable().optional().describe('status error: the stable error code (DSH_…) when there is one'),
+  cpuMs: z.number().optional().describe('CPU time (user + system) of all the command\'s processes together, in ms, once it ended, where the executor measures it'),
+  peakMemoryBytes: z.number().optional().describe('the highest memory use of the command\'s processes together, in bytes, once it ended, where the executor measures it'),
+  limitReached: z
+    .object({
+      memoryBytes: z.number().optional().describe('the memory limit its processes were killed at'),
+      processes: z.number().optional().describe('the process limit at which forks were refused'),
+    })
+    .optional()
+    .describe('the limits the command reached (the [killed: memory limit …] and [process limit … reached] markers); absent when none'),
   range: z
     .object({ offset: z.number().int(), length: z.number().int(), size: z.number().int(), complete: z.boolean() })
     .optional()
@@ -83,11 +92,20 @@ export function launchFacts(spec: Pick<BashExecSpec, 'workdir' | 'sandboxMode'>)
   return { workdir: spec.workdir, sandboxMode: spec.sandboxMode ?? null }
 }
 
+/** What the command used and the limits it reached, each only where the executor has it (see ResourceFacts). */
+function usage(facts: Pick<BashRunResult, 'cpuMs' | 'peakMemoryBytes' | 'limitReached'>): Pick<BashStructured, 'cpuMs' | 'peakMemoryBytes' | 'limitReached'> {
+  return {
+    ...(facts.cpuMs !== undefined ? { cpuMs: facts.cpuMs } : {}),
+    ...(facts.peakMemoryBytes !== undefined ? { peakMemoryBytes: facts.peakMemoryBytes } : {}),
+    ...(facts.limitReached !== undefined ? { limitReached: { ...facts.limitReached } } : {}),
+  }
+}
+
 /** A foreground run's facts. */
 export function runStructure(result: BashRunResult, rendered: Rendered): BashStructured {
   const streams = outputs(result.id, { stdout: result.stdout.spillPath, stderr: result.stderr.spillPath }, rendered.cut)
   const outputBytes = { stdout: result.stdout.totalBytes, stderr: result.stderr.totalBytes }
-  const facts = { exitCode: result.exitCode, signal: result.signal, durationMs: result.durationMs, outputBytes, ...streams }
+  const facts = { exitCode: result.exitCode, signal: result.signal, durationMs: result.durationMs, outputBytes, ...streams, ...usage(result) }
   if (result.yieldedTo !== undefined) return { ...facts, status: 'yielded', taskId: result.yieldedTo }
   return { ...facts, status: runEndStatus(result), taskId: null }
 }
@@ -111,5 +129,6 @@ export function taskStructure(task: BashTask, kept: { stdout?: string; stderr?: 
     durationMs: taskDuration(task),
     workdir: task.workdir,
     ...outputs(task.id, kept, cut),
+    ...usage(task),
   }
 }

@@ -64,6 +64,8 @@ export interface ToolCaller {
       cwd: string
       /** The session's sandbox mode, overriding the executor's default; absent: the default. */
       sandboxMode?: string
+      /** The session's egress rules, narrowing the executor's; absent: none. */
+      network?: { readonly allow?: readonly string[]; readonly deny?: readonly string[] }
     }
   }
 }
