@@ -1,4 +1,5 @@
 import type { Readable } from 'node:stream'
+import { StringDecoder } from 'node:string_decoder'
 import type { BashTaskRead, CollectedOutput, OutputListener } from '@deepseek-ai/dsh-bash'
 import { OutputCollector } from './collector.js'
 import { SpillMeter, type SpillThreshold } from './spill-meter.js'
@@ -135,12 +136,21 @@ function soFar(collector: OutputCollector): CollectedOutput {
   return out
 }
 
-/** Decodes a stream for a live listener (progress); the listener's failures never reach the run. */
+/**
+ * Decodes a stream for a live listener (progress); the listener's failures never reach the run.
+ *
+ * Node's StringDecoder, not TextDecoder: the same text for any bytes and any chunking (U+FFFD for
+ * each invalid sequence, characters split across chunks held back until complete; checked against
+ * TextDecoder in test/output-pair.test.ts) at a fifth of the CPU here (15 ms vs 3 ms for the 6.9 MB
+ * of `seq 1 1000000` in 64 KiB chunks), and this runs on every byte a foreground command prints.
+ * A leading byte order mark is kept, as the collectors keep it.
+ */
 export function forwardLive(stream: Readable, name: 'stdout' | 'stderr', listener: OutputListener): void {
-  const decoder = new TextDecoder('utf-8', { fatal: false })
+  const decoder = new StringDecoder('utf8')
   stream.on('data', (chunk: Buffer) => {
-    const text = decoder.decode(chunk, { stream: true }).replaceAll('\0', '\uFFFD')
+    let text = decoder.write(chunk)
     if (text === '') return
+    if (text.includes('\0')) text = text.replaceAll('\0', '\uFFFD')
     try {
       listener(name, text)
     } catch {
