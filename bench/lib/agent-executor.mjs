@@ -11,7 +11,7 @@ import { median, p90, rotate, round, summary } from './stats.mjs'
 
 const here = dirname(fileURLToPath(import.meta.url))
 /** The offline test image (packages/bash-container/test/build-image.sh). */
-export const IMAGE = process.env.DSH_CONTAINER_TEST_IMAGE ?? 'dsh-bash-test:offline'
+export const IMAGE = process.env.DSH_CONTAINER_TEST_IMAGE ?? 'dsh-bash-test:bare'
 export const ENGINE = process.env.DOCKER_HOST ?? 'unix:///var/run/docker.sock'
 
 /** `not measured: <why>` when no engine answers or the test image cannot be built; else undefined. */

@@ -2,10 +2,11 @@ import { randomBytes } from 'node:crypto'
 import { statSync } from 'node:fs'
 import { resolve as resolvePath } from 'node:path'
 import type { Context } from 'cordis'
-import { messageOf } from '@deepseek-ai/dsh-bash'
-import type { AgentSession } from './agent-session.js'
+import type { AgentSession } from '@deepseek-ai/dsh-bash-agent'
+import { type AgentImage, agentImage } from './agent-image.js'
 import { type ContainerExecutorConfig, type ContainerExecutorConfigInput, parseContainerConfig } from './config.js'
-import { containerErrors } from './errors.js'
+import { hasCode, messageOf } from '@deepseek-ai/dsh-bash'
+import { CONTAINER_ERROR, containerErrors } from './errors.js'
 import { homedir } from 'node:os'
 import { join } from 'node:path'
 import { EngineClient, engineTlsFromEnv, engineUrlFromEnv, loadEngineTls } from './engine.js'
@@ -17,7 +18,7 @@ import { LABEL_EXECUTOR, LABEL_SERVER, serverIdentity, sweepDeadServers } from '
  * Runs every command in a container of its session (owner): created on the owner's first command
  * from the configured image (never pulled), with no network by default, memory/pids/CPU limits,
  * every capability dropped and no new privileges, the workspace bind-mounted at `mountPath`.
- * Commands run through one long-lived agent per container (see scripts.ts), so a call costs a fork
+ * Commands run through one long-lived agent per container (@deepseek-ai/dsh-bash-agent), so a call costs a fork
  * inside the container rather than a `runc exec`. Output, timeouts, kills, leftovers, background
  * tasks, reads and ownership are those of the kit's `ProcessExecutor`; sessions per owner, paths
  * and idle removal those of `AgentSessionExecutor` (shared with the Kubernetes executor).
@@ -35,6 +36,8 @@ export class ContainerExecutor extends AgentSessionExecutor<ContainerSession> {
   private _sessionSeq = 0
   private readonly _sweep: Promise<void>
   private readonly _user: string | undefined
+  /** The configured image with the agent's layer (made or found once per executor). */
+  private _agentImage?: Promise<AgentImage>
 
   constructor(ctx: Context, config: ContainerExecutorConfigInput) {
     const parsed = parseContainerConfig(config)
@@ -90,10 +93,26 @@ export class ContainerExecutor extends AgentSessionExecutor<ContainerSession> {
     this.engine.close()
   }
 
-  protected openSession(_key: string, onGone: (session: AgentSession) => void): Promise<ContainerSession> {
+  /** The image sessions are created from (see agentImage); a failed look is tried again next time. */
+  private imageWithAgent(labels: Record<string, string>): Promise<AgentImage> {
+    this._agentImage ??= agentImage(this.engine, this.containerConfig.image, labels)
+    this._agentImage.catch(() => (this._agentImage = undefined))
+    return this._agentImage
+  }
+
+  protected async openSession(_key: string, onGone: (session: AgentSession) => void): Promise<ContainerSession> {
     const c = this.containerConfig
+    const own = { [LABEL_EXECUTOR]: 'container', [LABEL_SERVER]: serverIdentity() }
+    const labels = { ...c.labels, ...own }
+    let image: AgentImage
+    try {
+      // The helper container gets only the executor's own labels: an image keeps its container's.
+      image = await this.imageWithAgent(own)
+    } catch (error) {
+      throw hasCode(error, CONTAINER_ERROR.noImage) || hasCode(error, CONTAINER_ERROR.createFailed) ? error : containerErrors.createFailed(messageOf(error))
+    }
     const spec: ContainerSpec = {
-      image: c.image,
+      image: image.image,
       workspace: { hostPath: this.workspace, mountPath: c.mountPath, readOnly: c.readOnlyWorkspace, mode: c.workspaceMode, copyMaxBytes: c.workspaceCopyMaxBytes },
       network: c.network,
       memoryBytes: c.memoryBytes,
@@ -101,10 +120,11 @@ export class ContainerExecutor extends AgentSessionExecutor<ContainerSession> {
       cpus: c.cpus,
       user: this._user,
       env: c.env,
-      labels: { ...c.labels, [LABEL_EXECUTOR]: 'container', [LABEL_SERVER]: serverIdentity() },
+      labels,
       shell: c.shell,
       secretPatterns: this.config.secretEnvPatterns,
       startTimeoutMs: c.startTimeoutMs,
+      agent: image.agent,
     }
     return ContainerSession.create(this.engine, `dsh-bash-${this._instance}-${++this._sessionSeq}`, spec, onGone, this.logger.extend('container'))
   }

@@ -4,8 +4,7 @@ import type { Context } from 'cordis'
 import { type BashExecRequest, type BashExecSpec, pluginTimer } from '@deepseek-ai/dsh-bash'
 import { containerErrors } from './errors.js'
 import { type ExecutorConfig, type LaunchedCommand, type LaunchIdentity, ProcessExecutor } from '@deepseek-ai/dsh-bash-kit'
-import type { AgentSession } from './agent-session.js'
-import { launchThroughAgent } from './command.js'
+import { type AgentSession, launchThroughAgent } from '@deepseek-ai/dsh-bash-agent'
 
 /** The owner key of calls made without an owner (they share one session). */
 const NO_OWNER = '\0no-owner'
@@ -114,7 +113,7 @@ export abstract class AgentSessionExecutor<S extends AgentSession> extends Proce
     }
   }
 
-  /** Interactive tasks run in a pseudo-terminal the agent opens inside the container or pod (see scripts.ts). */
+  /** Interactive tasks run in a pseudo-terminal the agent opens inside the container or pod. */
   protected get supportsInteractive(): boolean {
     return true
   }

@@ -1,8 +1,7 @@
-import type { Logger } from 'cordis'
-import { AgentSession } from './agent-session.js'
 import { posix } from 'node:path'
+import type { Logger } from 'cordis'
+import { type AgentBinary, type AgentErrors, AgentSession, containerAgentPath } from '@deepseek-ai/dsh-bash-agent'
 import { messageOf } from '@deepseek-ai/dsh-bash'
-import { AGENT_SCRIPT, LIFELINE_SCRIPT } from './scripts.js'
 import { EngineError, type EngineClient, type EngineStream } from './engine.js'
 import { containerErrors, lostMessage } from './errors.js'
 import { workspaceArchive } from './workspace-archive.js'
@@ -26,12 +25,15 @@ export interface ContainerSpec {
   shell: string
   secretPatterns: readonly string[]
   startTimeoutMs: number
+  /** The agent build that `image` carries (see agentImage): its path is the entrypoint. */
+  agent: AgentBinary
 }
 
 /**
- * One session's container: created from the image with no pull, held alive by the lifeline (an
- * attached stdin of PID 1), running one agent through one attached exec. The agent protocol itself
- * is the backend-neutral `AgentSession`'s.
+ * One session's container: created with no pull from the image plus the agent's layer (see
+ * agentImage), held alive by the lifeline (PID 1 is the agent in `init` mode, its stdin attached
+ * by the server), running one serving agent through one attached exec. The protocol itself is
+ * the transport-neutral `AgentSession`'s (@deepseek-ai/dsh-bash-agent).
  */
 export class ContainerSession extends AgentSession {
   /** The container id (set once created). */
@@ -79,9 +81,11 @@ export class ContainerSession extends AgentSession {
       const { hostPath, mountPath, readOnly } = spec.workspace
       hostConfig.Binds = [`${hostPath}:${mountPath}${readOnly ? ':ro' : ''}`]
     }
+    const agentPath = containerAgentPath(spec.agent)
     const body: Record<string, unknown> = {
       Image: spec.image,
-      Entrypoint: ['perl', '-e', LIFELINE_SCRIPT],
+      // PID 1: the agent's lifeline (native/lifeline.c).
+      Entrypoint: [agentPath, 'init'],
       Cmd: [],
       // A copied workspace is made by the archive (a missing mountPath would be created root-owned here).
       WorkingDir: spec.workspace?.mode === 'bind' ? spec.workspace.mountPath : '/',
@@ -109,7 +113,7 @@ export class ContainerSession extends AgentSession {
     // The lifeline is attached before the start: from its first instant the container lives only
     // as long as this connection.
     this.lifeline = await this.engine.hijack(`/containers/${this.id}/attach?stream=1&stdin=1&stdout=0&stderr=0`)
-    this.lifeline.closed.then(() => this.markLost(lostMessage(this.shortId)))
+    void this.lifeline.closed.then(() => this.markLost(lostMessage(this.shortId)))
     try {
       await this.engine.request('POST', `/containers/${this.id}/start`)
     } catch (error) {
@@ -122,7 +126,7 @@ export class ContainerSession extends AgentSession {
       AttachStdout: true,
       AttachStderr: true,
       Tty: false,
-      Cmd: ['perl', '-e', AGENT_SCRIPT, spec.shell, ...spec.secretPatterns],
+      Cmd: [agentPath, 'serve', spec.shell, ...spec.secretPatterns],
       ...(spec.user ? { User: spec.user } : {}),
     })
     await this.startAgent(await this.engine.hijack(`/exec/${exec.Id}/start`, { Detach: false, Tty: false }))
@@ -188,6 +192,14 @@ export class ContainerSession extends AgentSession {
 
   get shortId(): string {
     return this.id ? this.id.slice(0, 12) : this.name
+  }
+
+  get errors(): AgentErrors {
+    return containerErrors
+  }
+
+  protected lostMessage(): string {
+    return lostMessage(this.shortId)
   }
 
   protected async destroyBackend(): Promise<void> {

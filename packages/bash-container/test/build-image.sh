@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Builds the offline test image for the container executor: the host's own Essential and required
-# Debian packages, procps (ps, pkill) and the installed dependencies of all of them, copied file by
-# file from this machine (`dpkg -L` → `tar --no-recursion` → `docker import`). No registry, no network.
+# Debian packages and the installed dependencies of all of them, WITHOUT Perl and procps (the agent
+# needs bash and a kernel only: the image proves it), copied file by file from this machine
+# (`dpkg -L` → `tar --no-recursion` → `docker import`). No registry, no network.
 #
-# Usage: build-image.sh [image-name]   (default dsh-bash-test:offline; $DOCKER = the docker client)
+# Usage: build-image.sh [image-name]   (default dsh-bash-test:bare; $DOCKER = the docker client)
 # Skips the build when the image exists already, unless DSH_REBUILD_IMAGE=1.
 set -euo pipefail
-image=${1:-dsh-bash-test:offline}
+image=${1:-dsh-bash-test:bare}
 docker=${DOCKER:-docker}
 
 if [ "${DSH_REBUILD_IMAGE:-}" != 1 ] && "$docker" image inspect "$image" >/dev/null 2>&1; then
@@ -15,17 +16,18 @@ if [ "${DSH_REBUILD_IMAGE:-}" != 1 ] && "$docker" image inspect "$image" >/dev/n
 fi
 command -v dpkg-query >/dev/null || { echo "build-image.sh: needs a Debian host (dpkg-query)" >&2; exit 1; }
 
-# The package closure: seeds are Essential/required packages and procps; edges are Depends and
-# Pre-Depends (for alternatives, the installed ones).
+# The package closure: seeds are Essential/required packages; edges are Depends and Pre-Depends
+# (for alternatives, the installed ones). Perl and procps are left out even where something
+# depends on them (debconf, init-system-helpers): nothing the image runs needs them.
 packages=$(dpkg-query -W -f='${binary:Package}\t${Package}\t${db:Status-Status}\t${Essential}\t${Priority}\t${Pre-Depends}, ${Depends}\n' | perl -e '
   my (%bin, %deps, @queue, %seen);
   while (<STDIN>) {
     chomp; my ($bp, $p, $st, $ess, $prio, $deps) = split /\t/;
     next unless $st eq "installed";
+    next if $p =~ /^(perl|perl-base|perl-modules-[\d.]+|libperl[\d.]+|procps|libprocps\d*|libproc2-\d+)$/;
     $bin{$p} = $bp; $deps{$p} = $deps;
     push @queue, $p if $ess eq "yes" || $prio eq "required";
   }
-  push @queue, "procps";
   while (defined(my $p = shift @queue)) {
     next if $seen{$p}++ || !exists $bin{$p};
     for my $item (split /,/, $deps{$p}) {

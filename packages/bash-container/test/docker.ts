@@ -8,7 +8,7 @@ import { afterAll, afterEach, expect } from 'vitest'
 import { ContainerExecutor, type ContainerExecutorConfigInput } from '../src/index.js'
 
 /** The offline test image (built by build-image.sh; .ci/run builds it too). */
-export const TEST_IMAGE = process.env.DSH_CONTAINER_TEST_IMAGE ?? 'dsh-bash-test:offline'
+export const TEST_IMAGE = process.env.DSH_CONTAINER_TEST_IMAGE ?? 'dsh-bash-test:bare'
 export const ENGINE_URL = process.env.DOCKER_HOST ?? 'unix:///var/run/docker.sock'
 const BUILD_SCRIPT = fileURLToPath(new URL('./build-image.sh', import.meta.url))
 

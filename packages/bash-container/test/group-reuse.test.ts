@@ -12,7 +12,8 @@
 import { execFileSync, spawnSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { describe, expect, it, vi } from 'vitest'
-import { ContainerExecutor, KILL_SCRIPT } from '../src/index.js'
+import { agentBinary, agentArchOf, containerAgentPath } from '@deepseek-ai/dsh-bash-agent'
+import { ContainerExecutor } from '../src/index.js'
 import { containerFixture, ENGINE_URL, processesWith, splitTag, unavailableReason } from './docker.js'
 
 const q = splitTag
@@ -107,14 +108,14 @@ describe.skipIf(skip !== undefined)('container executor: a group number taken by
     expect(await bash.kill(stranger.id)).toBe(true)
   })
 
-  it('the second-channel kill (kill.pl) matches the group only while its leader is there: a stranger with the number lives', async () => {
+  it('the second-channel kill (the agent\'s kill mode) matches the group only while its leader is there: a stranger with the number lives', async () => {
     const bash = await create()
     const tag = `${process.pid}${Date.now() % 100000}`
     const strangerTag = `${Number(tag) + 1}`
     await bash.run(bash.resolve({ command: 'true', owner: 'k' }))
     const id = (await bash.containerOf('k'))!
     const killScript = (marker: string, pid: number, start: string) =>
-      execFileSync('docker', ['exec', id, 'perl', '-e', KILL_SCRIPT, marker, String(pid), start], { encoding: 'utf8' }).trim()
+      execFileSync('docker', ['exec', id, containerAgentPath(agentBinary(agentArchOf(process.arch)!)), 'kill', marker, String(pid), start], { encoding: 'utf8' }).trim()
     // Read from the host (same kernel; the container's processes are visible here under host pids).
     const markerOf = (hostPid: number) =>
       readFileSync(`/proc/${hostPid}/environ`, 'utf8')

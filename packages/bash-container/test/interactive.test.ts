@@ -1,6 +1,6 @@
 /**
  * Interactive tasks in the container executor: what is particular to its in-container pty (the
- * agent opens it with perl-base only). The behaviour every executor shares is in the interactive
+ * agent opens it itself: the image needs no pty helper). The behaviour every executor shares is in the interactive
  * conformance suite (conformance.test.ts).
  */
 import { readdirSync } from 'node:fs'
@@ -34,7 +34,7 @@ describe.skipIf(skip !== undefined)('container executor: interactive tasks', () 
     const tag = `${process.pid}${Date.now() % 100000}`
     const task = await bash.start(
       bash.resolve({
-        command: `tty; stty size; echo "TERM=$TERM"; [ "$(ps -o sid= -p $$)" -eq $$ ] && echo leader; exec sleep 6${tag}`,
+        command: `tty; stty size; echo "TERM=$TERM"; read -r st </proc/$$/stat; set -- \${st##*) }; [ "$4" -eq $$ ] && echo leader; exec sleep 6${tag}`,
         interactive: true,
       }),
     )

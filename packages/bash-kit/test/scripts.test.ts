@@ -3,7 +3,7 @@ import { readdirSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { preludeScript, launcherScript } from '../../bash-local/src/prelude.js'
-import { AGENT_SCRIPT, CONTROL_SCRIPT } from '../../bash-ssh/src/scripts.js'
+import { INSTALL_SCRIPT, POD_BOOT_SCRIPT, SSH_SERVE_SCRIPT } from '../../bash-agent/src/install.js'
 import { describe, expect, it } from 'vitest'
 import { closeInheritedFds, fillScript } from '../src/index.js'
 
@@ -26,16 +26,16 @@ describe('shell scripts kept as .sh files', () => {
     }
   })
 
-  it('the scripts folders hold the prelude, the launcher and the SSH control scripts', () => {
+  it("the scripts folders hold the prelude, the launcher and the agent's bootstrap", () => {
     expect(files).toEqual(
       expect.arrayContaining([
         'bash-kit/scripts/close-inherited-fds.sh',
         'bash-local/scripts/prelude.sh',
         'bash-local/scripts/launcher.sh',
         'bash-local/scripts/join-cgroup.sh',
-        'bash-ssh/scripts/control-functions.sh',
-        'bash-ssh/scripts/control.sh',
-        'bash-ssh/scripts/agent.sh',
+        'bash-agent/scripts/install.sh',
+        'bash-agent/scripts/ssh-serve.sh',
+        'bash-agent/scripts/pod-boot.sh',
       ]),
     )
   })
@@ -53,15 +53,16 @@ describe('shell scripts kept as .sh files', () => {
       closeInheritedFds: closeInheritedFds(2),
       prelude: preludeScript(),
       launcher: launcherScript(1),
-      control: CONTROL_SCRIPT,
-      agent: AGENT_SCRIPT,
+      install: INSTALL_SCRIPT,
+      sshServe: SSH_SERVE_SCRIPT,
+      podBoot: POD_BOOT_SCRIPT,
     }
     for (const [name, text] of Object.entries(scripts)) {
       expect(syntaxErrors(text), name).toBe('')
       expect(text, name).not.toMatch(/@[A-Z][A-Z0-9_]*@/)
     }
     // Comment lines are for the file's reader: the remote scripts carry none.
-    expect(CONTROL_SCRIPT).not.toMatch(/^[ \t]*#/m)
+    for (const text of [INSTALL_SCRIPT, SSH_SERVE_SCRIPT, POD_BOOT_SCRIPT]) expect(text).not.toMatch(/^[ \t]*#/m)
     expect(preludeScript().split('\n')[0]).toMatch(/^# dsh-bash: runs in the command's shell/)
   })
 

@@ -1,6 +1,6 @@
 export { KubernetesExecutor, readTemplate } from './executor.js'
 export { kubernetesConfigSchema, parseKubernetesConfig, DEFAULT_POD_WORKDIR, type KubernetesExecutorConfig, type KubernetesExecutorConfigInput } from './config.js'
-export { buildPod, POD_MAIN_SCRIPT, LABEL_EXECUTOR, ANNOTATION_SERVER, WORKSPACE_VOLUME, type PodSettings } from './pod.js'
+export { buildPod, podCommand, AGENT_VOLUME, LABEL_EXECUTOR, ANNOTATION_SERVER, WORKSPACE_VOLUME, type PodSettings } from './pod.js'
 export { PodSession, type PodAccess, type PodSessionSpec } from './session.js'
 export { sweepDeadPods, ensureDenyAllPolicy, NETWORK_POLICY_NAME } from './sweep.js'
 export { KUBERNETES_ERROR, kubernetesErrors } from './errors.js'

@@ -1,6 +1,5 @@
 import type { V1Container, V1Pod } from '@kubernetes/client-node'
-import { AGENT_PROCESS_NAME } from '@deepseek-ai/dsh-bash-container'
-import { readScript } from '@deepseek-ai/dsh-bash-kit'
+import { AGENT_PROCESS_NAME, POD_AGENT_DIR, POD_BOOT_SCRIPT } from '@deepseek-ai/dsh-bash-agent'
 import { kubernetesErrors } from './errors.js'
 
 /** Every pod of this executor carries it (value `kubernetes`): the sweep and the NetworkPolicy select on it. */
@@ -9,23 +8,22 @@ export const LABEL_EXECUTOR = 'dsh-bash.executor'
 export const ANNOTATION_SERVER = 'dsh-bash.server'
 /** The name of the emptyDir the executor adds at `mountPath` when the template mounts nothing there. */
 export const WORKSPACE_VOLUME = 'dsh-bash-workspace'
+/** The name of the emptyDir the agent is installed into (POD_AGENT_DIR). */
+export const AGENT_VOLUME = 'dsh-bash-agent'
 
 /**
- * PID 1 of the session container, perl-base only. It reaps orphans (`SIGCHLD` ignored: the kernel
- * reaps them), exits at once on TERM (as PID 1 it would otherwise ignore it and every deletion would
- * wait out the grace period), and is the pod's **lifeline**: it exits — and with it, PID 1 of the
- * container's PID namespace, every process of the container; `restartPolicy: Never` keeps it
- * stopped — once the agent has been gone for `$gone` seconds. The agent is gone when the server is:
- * its exec's WebSocket closes, the kubelet closes the exec's stdin, the agent kills its commands and
- * exits. Polled every 0.2 s through /proc:
- * - an agent process (command line exactly `$name`, see AGENT_PROCESS_NAME) is running: alive;
- * - before any agent was seen, another process (the workspace copy's `tar`) is running: alive;
- * - nothing else runs, no agent was ever seen, but the namespace's last pid (/proc/loadavg) moved
- *   since the start: an exec came and went (an agent too short-lived to be polled) — counted as seen;
- * - no agent yet and nothing exec'd: it waits `$first` seconds (the start timeout) for one.
- * Arguments: `$first`, `$gone` (0: never exit, the old sleeper), `$name`. Source: `scripts/pod-main.pl`.
+ * The session container's command: bash runs the agent's POD_BOOT_SCRIPT as PID 1, which waits for
+ * the agent's installation (an exec, see PodSession) and then becomes it in `pod-init` mode: it
+ * reaps orphans, exits at once on TERM (as PID 1 it would otherwise ignore it and every deletion
+ * would wait out the grace period), and is the pod's **lifeline**: it exits — and with it every
+ * process of the container's PID namespace; `restartPolicy: Never` keeps it stopped — once the
+ * serving agent has been gone for `goneSeconds`. The agent is gone when the server is: its exec's
+ * WebSocket closes, the kubelet closes the exec's stdin, the agent kills its commands and exits.
+ * See packages/bash-agent/native/lifeline.c for the rules.
  */
-export const POD_MAIN_SCRIPT = readScript(new URL('../scripts/pod-main.pl', import.meta.url))
+export function podCommand(lifeline: PodSettings['lifeline']): string[] {
+  return ['bash', '--noprofile', '--norc', '-c', POD_BOOT_SCRIPT, 'boot', POD_AGENT_DIR, String(lifeline.firstSeconds), String(lifeline.goneSeconds), AGENT_PROCESS_NAME]
+}
 
 /** What the executor puts into every session pod (from its config). */
 export interface PodSettings {
@@ -52,7 +50,7 @@ export interface PodSettings {
   /** The pod's workdir; an emptyDir goes there unless the template mounts something at it. */
   mountPath: string
   /**
-   * The main process's lifeline (see POD_MAIN_SCRIPT): it waits `firstSeconds` for the agent to
+   * The main process's lifeline (see podCommand): it waits `firstSeconds` for the agent to
    * appear, then exits once the agent has been gone for `goneSeconds`. `goneSeconds` 0: it never exits.
    */
   lifeline: { firstSeconds: number; goneSeconds: number }
@@ -62,7 +60,8 @@ export interface PodSettings {
  * The session pod: the template (deep-copied) with the executor's settings applied. Defaults that
  * the template does not set: `restartPolicy: Never`, no service-account token, no service links,
  * no privilege escalation, every capability dropped, `imagePullPolicy: IfNotPresent`, a short
- * termination grace, and an `emptyDir` at `mountPath`.
+ * termination grace, and an `emptyDir` at `mountPath`. Always: an `emptyDir` at POD_AGENT_DIR for
+ * the agent, and the container's command (podCommand).
  */
 export function buildPod(template: Record<string, unknown> | undefined, s: PodSettings): { pod: V1Pod; container: string } {
   const pod = structuredClone(template ?? {}) as V1Pod
@@ -97,8 +96,8 @@ export function buildPod(template: Record<string, unknown> | undefined, s: PodSe
   if (typeof container.name !== 'string' || container.name === '') throw kubernetesErrors.badTemplate('every container needs a name')
   if (s.image !== undefined) container.image = s.image
   if (!container.image) throw kubernetesErrors.noImage()
-  container.command = ['perl', '-e', POD_MAIN_SCRIPT]
-  container.args = [String(s.lifeline.firstSeconds), String(s.lifeline.goneSeconds), AGENT_PROCESS_NAME]
+  container.command = podCommand(s.lifeline)
+  container.args = []
   // The agent's exec brings its own stdin; the main process needs none.
   container.stdin = false
   container.tty = false
@@ -119,5 +118,8 @@ export function buildPod(template: Record<string, unknown> | undefined, s: PodSe
     mounts.push({ name: WORKSPACE_VOLUME, mountPath: s.mountPath })
     spec.volumes = [...(spec.volumes ?? []).filter((v) => v.name !== WORKSPACE_VOLUME), { name: WORKSPACE_VOLUME, emptyDir: {} }]
   }
+  // Where the agent is installed: writable and executable whatever the image (a read-only root too).
+  container.volumeMounts = [...mounts.filter((m) => m.mountPath !== POD_AGENT_DIR), { name: AGENT_VOLUME, mountPath: POD_AGENT_DIR }]
+  spec.volumes = [...(spec.volumes ?? []).filter((v) => v.name !== AGENT_VOLUME), { name: AGENT_VOLUME, emptyDir: {} }]
   return { pod, container: container.name }
 }

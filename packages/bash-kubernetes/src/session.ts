@@ -2,7 +2,8 @@ import { PassThrough } from 'node:stream'
 import type { Logger } from 'cordis'
 import { type CoreV1Api, Exec, type KubeConfig, type V1Pod, type V1Status } from '@kubernetes/client-node'
 import { messageOf } from '@deepseek-ai/dsh-bash'
-import { AGENT_SCRIPT, AgentSession, type AgentStream, KILL_SCRIPT, workspaceArchive } from '@deepseek-ai/dsh-bash-container'
+import { type AgentErrors, AgentSession, type AgentStream, INSTALL_SCRIPT, installArgs, POD_AGENT_DIR, runInstall } from '@deepseek-ai/dsh-bash-agent'
+import { containerErrors, lostMessage, workspaceArchive } from '@deepseek-ai/dsh-bash-container'
 import { kubernetesErrors } from './errors.js'
 
 /** What a session needs to reach its pod. */
@@ -58,13 +59,16 @@ export function apiStatus(error: unknown): number | undefined {
 }
 
 /**
- * One session's pod: created from the template, waited for until its container runs, running one
- * agent (the container executor's, unchanged) through one long-lived `pods/exec` WebSocket.
- * Kubernetes has no lifeline: the pod is deleted on release, idle timeout and disposal, and by
- * the sweep of the next server of this host after a crash (see README).
+ * One session's pod: created from the template, waited for until its container runs, the agent
+ * installed through one exec (its binary on the exec's stdin, checked by its SHA-256), then one
+ * serving agent through one long-lived `pods/exec` WebSocket. The pod's PID 1 becomes the agent's
+ * lifeline (see podCommand); the pod is deleted on release, idle timeout and disposal, and by the
+ * sweep of the next server of this host after a crash (see README).
  */
 export class PodSession extends AgentSession {
   private ws?: ExecSocket
+  /** The agent's path in the pod, once installed. */
+  private agentPath?: string
 
   private constructor(
     private readonly access: PodAccess,
@@ -89,6 +93,15 @@ export class PodSession extends AgentSession {
     return `pod ${this.access.namespace}/${this.name}`
   }
 
+  /** The container executor's words: a pod is the container of its session. */
+  get errors(): AgentErrors {
+    return containerErrors
+  }
+
+  protected lostMessage(): string {
+    return lostMessage(this.shortId)
+  }
+
   private async boot(spec: PodSessionSpec, cancelled: () => boolean): Promise<void> {
     const { api, namespace } = this.access
     try {
@@ -101,12 +114,16 @@ export class PodSession extends AgentSession {
     await this.waitRunning(cancelled)
     await this.stopIfRemoved()
     if (spec.workspaceCopy && !cancelled()) await this.copyWorkspace(spec.workspaceCopy)
+    if (cancelled()) return
+    const agentPath = await this.installAgent()
+    this.agentPath = agentPath
+    await this.stopIfRemoved()
     const stdin = new PassThrough()
     const stdout = new PassThrough()
     const stderr = new PassThrough()
     let resolveClosed!: () => void
     const closed = new Promise<void>((resolve) => (resolveClosed = resolve))
-    const ws = await this.exec(['perl', '-e', AGENT_SCRIPT, spec.shell, ...spec.secretPatterns], stdout, stderr, stdin)
+    const ws = await this.exec([agentPath, 'serve', spec.shell, ...spec.secretPatterns], stdout, stderr, stdin)
     this.ws = ws
     ws.on('close', () => {
       stdout.end()
@@ -126,6 +143,29 @@ export class PodSession extends AgentSession {
     if (!this.lost) return
     await this.destroyBackend()
     throw kubernetesErrors.notReady(this.name, 'removed while starting')
+  }
+
+  /**
+   * Installs the agent: one exec of INSTALL_SCRIPT (bash and coreutils) that asks for the build of
+   * the pod's architecture, reads exactly its bytes from stdin, checks the SHA-256 and renames it
+   * into `/.dsh-bash/<uid>/` (where PID 1 waits for it). Resolves with its path.
+   */
+  private async installAgent(): Promise<string> {
+    const stdin = new PassThrough()
+    const stdout = new PassThrough()
+    const stderr = new PassThrough()
+    const ws = await this.exec(['bash', '--noprofile', '--norc', '-c', INSTALL_SCRIPT, 'install', ...installArgs(POD_AGENT_DIR)], stdout, stderr, stdin)
+    const closed = new Promise<void>((resolve) => {
+      ws.on('close', () => resolve())
+      ws.on('error', () => resolve())
+    })
+    try {
+      return await runInstall({ stdin, stdout, stderr, closed }, this.shortId)
+    } catch (error) {
+      throw containerErrors.agentFailed(messageOf(error))
+    } finally {
+      ws.close()
+    }
   }
 
   /** Polls the pod until its container runs; a terminal phase or a waiting reason that will not pass fails. */
@@ -220,16 +260,17 @@ export class PodSession extends AgentSession {
   }
 
   /**
-   * The second channel for kills: a separate exec running the shared kill script (KILL to the
-   * command's process group while its leader is still there, and every process carrying its marker). Used when the agent does not
-   * answer a kill in time. Resolves when that exec ends; never rejects.
+   * The second channel for kills: a separate exec running the agent's `kill` mode (freeze-then-KILL
+   * of the command's process group while its leader is still there, and of every process carrying
+   * its marker). Used when the serving agent does not answer a kill in time. Resolves when that
+   * exec ends; never rejects.
    */
   async killFallback(marker: string, pid: number | undefined, start: number | undefined): Promise<void> {
-    if (!this.created) return
+    if (!this.created || !this.agentPath) return
     const out = new PassThrough().resume()
     const err = new PassThrough().resume()
     try {
-      const ws = await this.exec(['perl', '-e', KILL_SCRIPT, marker, String(pid ?? 0), String(start ?? 0)], out, err, null)
+      const ws = await this.exec([this.agentPath, 'kill', marker, String(pid ?? 0), String(start ?? 0)], out, err, null)
       await new Promise<void>((resolve) => {
         ws.on('close', () => resolve())
         ws.on('error', () => resolve())

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node'
 import { loadExecutorPlugin } from '@deepseek-ai/dsh-bash/conformance'
-import { AGENT_PROCESS_NAME, KILL_SCRIPT } from '@deepseek-ai/dsh-bash-container'
+import { AGENT_PROCESS_NAME } from '@deepseek-ai/dsh-bash-agent'
 import { Context } from 'cordis'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { ANNOTATION_SERVER, KUBERNETES_ERROR, KubernetesExecutor, type KubernetesExecutorConfigInput, LABEL_EXECUTOR, NETWORK_POLICY_NAME, sweepDeadPods } from '../src/index.js'
@@ -65,7 +65,15 @@ describe.skipIf(skip !== undefined)('kubernetes executor: pods (fake API server 
       expect(c.name).toBe('work')
       expect(c.securityContext).toEqual({ allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } })
       expect(c.resources).toEqual({ limits: { memory: '256Mi', cpu: '500m' }, requests: { memory: '256Mi', cpu: '500m' } })
-      expect(pod.spec.volumes).toEqual([{ name: 'dsh-bash-workspace', emptyDir: {} }])
+      expect(pod.spec.volumes).toEqual([
+        { name: 'dsh-bash-workspace', emptyDir: {} },
+        { name: 'dsh-bash-agent', emptyDir: {} },
+      ])
+      // PID 1 is bash waiting for the agent's installation, then the agent's lifeline; no Perl.
+      expect(c.command.slice(0, 4)).toEqual(['bash', '--noprofile', '--norc', '-c'])
+      expect(c.command.slice(5)).toEqual(['boot', '/.dsh-bash', expect.stringMatching(/^\d+$/), expect.stringMatching(/^\d+$/), 'dsh-bash-agent'])
+      expect(c.volumeMounts).toContainEqual({ name: 'dsh-bash-agent', mountPath: '/.dsh-bash' })
+      expect(fake.execs.filter((e) => e.command[0] === 'bash' && e.command[5] === 'install')).toHaveLength(2)
       // What the fake's kubelet made of it: the engine enforces the limits and the hardening.
       const info = inspect(fake.pods.get(`default/${alice}`)!.containerId!)
       expect(info.HostConfig.Memory).toBe(256 * 1024 * 1024)
@@ -310,9 +318,9 @@ describe.skipIf(skip !== undefined)('kubernetes executor: pods (fake API server 
       let killed: Promise<boolean>
       try {
         killed = bash.kill(task.id)
-        // Gone while the agent is still stopped: the second exec (the kill script) did it.
+        // Gone while the agent is still stopped: the second exec (the agent's kill mode) did it.
         await vi.waitFor(() => expect(processesWith(`.${marker}`)).toEqual([]), { timeout: 20_000 })
-        expect(fake.execs.filter((e) => e.command[2] === KILL_SCRIPT).length).toBe(1)
+        expect(fake.execs.filter((e) => e.command[1] === 'kill').length).toBe(1)
       } finally {
         process.kill(agent[0], 'SIGCONT')
       }

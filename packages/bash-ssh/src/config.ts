@@ -57,8 +57,8 @@ export const sshConfigSchema = z
     reconnectDelayMs: nonNegativeInt('reconnectDelayMs').default(500),
     maxReconnectDelayMs: nonNegativeInt('maxReconnectDelayMs').default(30_000),
     /**
-     * Session channels opened on one connection at most (sshd's `MaxSessions`, default 10). Beyond
-     * it a further connection to the same host is opened.
+     * Accepted and ignored: every command of a host runs through the one agent channel of its
+     * connection (before the agent, each command had a session channel and this capped them).
      */
     maxSessionsPerConnection: positiveInt('maxSessionsPerConnection').default(10),
     /**

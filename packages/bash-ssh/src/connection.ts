@@ -8,8 +8,6 @@ export interface ConnectionSettings {
   label: string
   connect: Omit<ConnectConfig, 'hostVerifier' | 'algorithms'>
   policy: HostKeyPolicy
-  /** Session channels allowed on one connection before another one is opened. */
-  maxSessions: number
   connectAttempts: number
   reconnectDelayMs: number
   maxReconnectDelayMs: number
@@ -18,9 +16,8 @@ export interface ConnectionSettings {
 type LostListener = (reason: string) => void
 
 /**
- * One ssh2 client. Lost once it closes after being ready; never reused after that. It knows its
- * own state only: how many sessions it carries, its capacity and its control agent are the pool's
- * (pool.ts), the one owner of connection slots.
+ * One ssh2 client. Lost once it closes after being ready; never reused after that. It carries one
+ * agent channel (SshAgentSession) and, once per agent version, an installation channel.
  */
 export class SshConnection {
   private _state: 'connecting' | 'ready' | 'closed' = 'connecting'
@@ -151,7 +148,7 @@ export class SshConnection {
   }
 
   /**
-   * Opens a session channel running `text` (the pool has reserved its slot). `setup` runs synchronously
+   * Opens a session channel running `text`. `setup` runs synchronously
    * in ssh2's callback: the command's output, exit status and close may arrive in the same packet
    * batch as the reply to the exec request, before any promise continuation could listen.
    * Rejects when the channel cannot be opened.

@@ -8,7 +8,7 @@ import { BASH_ERROR, codedError, hasCode } from '@deepseek-ai/dsh-bash'
 export const SSH_ERROR = {
   /** The connection a command or call needed went away (`connection to u@h:p lost`). */
   connectionLost: BASH_ERROR.connectionLost,
-  /** The command could not start: workdir missing, shell missing, the wrapper failed, no temp file. */
+  /** The command could not start: workdir missing, shell missing, the agent could not start it. */
   startFailed: BASH_ERROR.startFailed,
   /** The executor's config (or a host's key) failed validation. */
   invalidConfig: BASH_ERROR.invalidConfig,
@@ -20,17 +20,13 @@ export const SSH_ERROR = {
   connectFailed: 'DSH_SSH_CONNECT_FAILED',
   /** A connection we closed ourselves before its handshake ended (disposal). */
   connectionClosed: 'DSH_SSH_CONNECTION_CLOSED',
-  /** The server refused every further session channel. */
-  sessionRefused: 'DSH_SSH_SESSION_REFUSED',
   /** The host's connection pool is closed (the executor is being disposed). */
   poolClosed: 'DSH_SSH_POOL_CLOSED',
   /** A known_hosts file that cannot be read. */
   knownHostsUnreadable: 'DSH_SSH_KNOWN_HOSTS_UNREADABLE',
   /** `parseSshTarget` got text that is not `user@host[:port]`. */
   invalidTarget: 'DSH_SSH_INVALID_TARGET',
-  /** The server refused a pty for an interactive command (`PermitTTY no`, none free). Never retried. */
-  ptyRefused: 'DSH_SSH_PTY_REFUSED',
-  /** Input for an interactive command whose channel (and so its terminal) is closed. */
+  /** Input for an interactive command whose terminal is closed (its program and every holder of the pty are gone). */
   terminalClosed: 'DSH_SSH_TERMINAL_CLOSED',
 } as const
 
@@ -50,15 +46,18 @@ export const sshErrors = {
   connectFailed: (label: string, why: string) => codedError(SSH_ERROR.connectFailed, `cannot connect to ${label}: ${why}`),
   connectionClosed: (label: string) => codedError(SSH_ERROR.connectionClosed, `connection to ${label} closed`),
   handshakeClosed: () => codedError(SSH_ERROR.connectionLost, 'connection closed during the handshake'),
-  sessionRefused: (label: string, why: string) => codedError(SSH_ERROR.sessionRefused, `cannot open a session on ${label}: ${why}`),
   poolClosed: (label: string) => codedError(SSH_ERROR.poolClosed, `the connection pool for ${label} is closed`),
   knownHostsUnreadable: (path: string, why: string) => codedError(SSH_ERROR.knownHostsUnreadable, `cannot read known_hosts file ${path}: ${why}`),
   invalidTarget: (text: string, why: string) => codedError(SSH_ERROR.invalidTarget, `invalid ssh target ${JSON.stringify(text)}: ${why}`),
-  ptyRefused: (label: string, why: string) => codedError(SSH_ERROR.ptyRefused, `${label} refused a pseudo-terminal: ${why}`),
   terminalClosed: (label: string) => codedError(SSH_ERROR.terminalClosed, `the terminal of this command on ${label} is closed`),
 }
 
 /** True for a connection error that no retry can fix (host key refused, authentication failed, bad settings). */
 export function isFatalConnectError(error: unknown): boolean {
   return hasCode(error, SSH_ERROR.hostKeyRejected) || hasCode(error, SSH_ERROR.authFailed) || hasCode(error, SSH_ERROR.connectFailed)
+}
+
+/** True for an error of the connection itself (not of the agent or a command): what the start check names the flags for. */
+export function isConnectionError(error: unknown): boolean {
+  return isFatalConnectError(error) || hasCode(error, SSH_ERROR.connectionLost) || hasCode(error, SSH_ERROR.connectionClosed)
 }

@@ -5,17 +5,17 @@ import type { Context, Logger } from 'cordis'
 import ssh2 from 'ssh2'
 import { type BashExecRequest, type BashExecSpec, messageOf } from '@deepseek-ai/dsh-bash'
 import { type LaunchedCommand, type LaunchIdentity, ProcessExecutor } from '@deepseek-ai/dsh-bash-kit'
-import { launchRemote } from './command.js'
 import { hostLabel, parseSshConfig, type SshExecutorConfig, type SshExecutorConfigInput, type SshHostConfig } from './config.js'
-import { sshErrors } from './errors.js'
+import { isConnectionError, sshErrors } from './errors.js'
 import { SshHost } from './host.js'
 import { FingerprintPolicy, type HostKeyPolicy, KnownHostsPolicy } from './hostkey.js'
 
 /**
- * Runs commands on other machines over SSH (ssh2). Each command is
- * `bash --noprofile --norc -c <command>` in its own remote session and process group, in the
- * requested remote workdir, with the kit's non-interactive environment; output, timeouts, kills,
- * leftovers, background tasks, reads and ownership are those of the kit's `ProcessExecutor`.
+ * Runs commands on other machines over SSH (ssh2), through the one far-side agent
+ * (@deepseek-ai/dsh-bash-agent) that each host's connection runs over one exec channel: each
+ * command is `bash --noprofile --norc -c <command>` in its own remote session and process group,
+ * in the requested remote workdir, with the kit's non-interactive environment; output, timeouts,
+ * kills, leftovers, background tasks, reads and ownership are those of the kit's `ProcessExecutor`.
  *
  * Several hosts: each owner token is pinned to one host at its first call (the least busy one);
  * calls without an owner go to the least busy host at that moment (ties: the first listed).
@@ -43,15 +43,17 @@ export class SshExecutor extends ProcessExecutor {
   }
 
   /**
-   * Opens a connection to every host (one attempt, then kept for the first commands) and runs `true`
-   * there: an unreachable host, a refused key or an unknown host key fails the start, naming the host.
+   * Opens a connection to every host (one attempt) and starts the agent there, kept for the first
+   * commands: an unreachable host, a refused key or an unknown host key fails the start, naming the
+   * host and the flags to check; an agent that cannot start there fails it with the agent's reason.
    */
   override async check(): Promise<void> {
     await Promise.all(
       this._hosts.map(async (host) => {
         try {
-          await host.runHelper('true', { stdin: '', attempts: 1 })
+          await host.check()
         } catch (error) {
+          if (!isConnectionError(error)) throw error
           throw new Error(`${messageOf(error)} (check that sshd runs there and takes this key: --ssh, --ssh-key, --known-hosts)`)
         }
       }),
@@ -88,7 +90,7 @@ export class SshExecutor extends ProcessExecutor {
     return spec
   }
 
-  /** Interactive tasks run in a pty sshd allocates on the remote host (`pty-req` before the `exec`). */
+  /** Interactive tasks run in a pty the agent opens on the remote host. */
   protected get supportsInteractive(): boolean {
     return true
   }
@@ -98,9 +100,7 @@ export class SshExecutor extends ProcessExecutor {
     // Known at once, while the connection is still being made (a task is visible before it runs).
     if (launch.kind === 'task') this._taskHosts.set(launch.id, host.label)
     try {
-      const launched = await launchRemote(host, spec, {
-        shell: this.sshConfig.shell,
-        secretPatterns: this.config.secretEnvPatterns,
+      const launched = await host.launch(spec, {
         marker: `${this._markerPrefix}-${++this._markerSeq}`,
         name: launch.id,
         wait: { reportMs: this.sshConfig.waitReportMs, stoppedBoundMs: this.sshConfig.stoppedWaitMs },
@@ -174,12 +174,12 @@ function buildHost(config: SshExecutorConfig, host: SshHostConfig, index: number
         keepaliveCountMax: config.keepaliveCountMax,
       },
       policy,
-      maxSessions: config.maxSessionsPerConnection,
       connectAttempts: config.connectAttempts,
       reconnectDelayMs: config.reconnectDelayMs,
       maxReconnectDelayMs: config.maxReconnectDelayMs,
     },
     config.shell,
+    config.secretEnvPatterns,
     config.graceMs,
     ctx,
     logger,

@@ -1,49 +1,68 @@
 import type { Context, Logger } from 'cordis'
-import { pluginTimer } from '@deepseek-ai/dsh-bash'
-import type { ClientChannel, ExecOptions } from 'ssh2'
+import { pluginTimer, type BashExecSpec } from '@deepseek-ai/dsh-bash'
+import { DelegatingCommand, type LaunchedCommand } from '@deepseek-ai/dsh-bash-kit'
+import { type AgentLaunchedCommand, type AgentSession, type EmptyWaitOptions, launchThroughAgent } from '@deepseek-ai/dsh-bash-agent'
+import { SshAgentSession } from './agent-session.js'
 import type { ConnectionSettings } from './connection.js'
 import { sshErrors } from './errors.js'
-import { type ChannelLease, ConnectionPool, type Lease, onceLease } from './pool.js'
-import { type ControlHooks, dispatchReport, type GroupClaim, groupFields } from './control-agent.js'
-import { AGENT_SCRIPT, CONTROL_SCRIPT, execText } from './scripts.js'
 
-/** What a finished remote helper printed. */
-export interface HelperResult {
-  stdout: string
-  stderr: string
-  /** Exit code; null when it died from a signal or the channel closed without a status. */
-  code: number | null
-  /** True when the channel closed without an exit status (the connection went away). */
-  lost: boolean
+/** Something held until `release()`. Releasing is idempotent: only the first call counts. */
+export interface Lease {
+  release(): void
 }
 
-export type ControlOp = 'count' | 'term' | 'wait'
+/** A lease whose `release` runs `free` once. */
+export function onceLease(free: () => void): Lease {
+  let released = false
+  return {
+    release() {
+      if (released) return
+      released = true
+      free()
+    },
+  }
+}
+
+/** What a launch on a host needs besides the spec. */
+export interface HostLaunch {
+  /** Unique per command: inherited by every process it starts, so escapees are found. */
+  marker: string
+  /** The kit's id of the launch (`bash-3`, `run-2`): how log lines name the command. Never sent to the host. */
+  name: string
+  /** See EmptyWaitOptions. */
+  wait: EmptyWaitOptions
+}
 
 /**
- * One remote machine: its connection pool, how busy it is (for pinning), and the processes of
- * commands whose connection was lost, which are killed as soon as the host can be reached again.
+ * One remote machine: its connection and the agent serving it (one at a time, made on the first
+ * command and again after a loss), how busy it is (for pinning), and the markers of commands whose
+ * connection was lost: the agent on the host kills them when its stdin closes, and once the host
+ * answers again a new agent sweeps whatever a silent loss left (its `sweep` op, by marker).
  */
 export class SshHost {
-  private readonly pool: ConnectionPool
+  private current?: Promise<SshAgentSession>
   private _active = 0
-  /** Markers of commands lost with their connection; their processes are killed on reconnection. */
+  /** Markers of commands running now, with the session they run through. */
+  private readonly live = new Map<string, AgentSession>()
+  /** Markers of commands lost with their connection; their processes are swept on reconnection. */
   private readonly orphans = new Set<string>()
   /** Cancels the pending reap round (a timer bound to the executor plugin's context). */
   private cancelReap?: () => void
   private reapDelay: number
   private reaping?: Promise<void>
   private disposed = false
+  private sweeps = 0
 
   constructor(
     readonly settings: ConnectionSettings,
     private readonly shell: string,
+    private readonly secretPatterns: readonly string[],
     private readonly graceMs: number,
     /** The executor plugin's context: owner of the reconnection timer. */
     private readonly ctx: Context,
     /** The executor plugin's logger: what cannot be cleaned up at disposal, and waits that do not end, are said there. */
     readonly logger: Logger,
   ) {
-    this.pool = new ConnectionPool(settings)
     this.reapDelay = settings.reconnectDelayMs
   }
 
@@ -72,97 +91,81 @@ export class SshHost {
     return this.orphans.size
   }
 
-  /**
-   * Opens a channel running `text`; kicks the orphan reaper once the host answers again. The
-   * caller releases the lease once (see ChannelLease).
-   */
-  async exec(text: string, setup: (lease: ChannelLease) => void, attempts?: number, options?: ExecOptions): Promise<ChannelLease> {
-    const lease = await this.pool.exec(text, setup, attempts, options)
-    if (this.orphans.size > 0 && !this.reaping) {
-      this.stopReapTimer()
-      void this.reap()
-    }
-    return lease
-  }
-
-  /** The shell text of a control operation (see CONTROL_SCRIPT); no group: only the marker finds processes. */
-  controlText(op: ControlOp, group: GroupClaim | undefined, marker: string, arg = 0): string {
-    return execText(this.shell, CONTROL_SCRIPT, 'dsh-bash-ssh-ctl', [op, ...groupFields(group).split(' '), marker, String(arg)])
-  }
-
-  /**
-   * Runs a control operation for a command whose channel is `lease`: through its connection's
-   * control agent when it can run, else through a one-shot helper channel. Resolves with the
-   * answer (`count`: a number; `term`: `done`; `wait`: `empty`), or undefined when the connection
-   * is gone. Rejects when no channel can be opened at all. `hooks` hear the report and release
-   * lines printed before the answer (see ControlHooks), on both paths; `onChannel` receives a
-   * one-shot helper's channel (to end it).
-   */
-  async control(
-    lease: ChannelLease,
-    op: ControlOp,
-    group: GroupClaim | undefined,
-    marker: string,
-    arg = 0,
-    hooks: ControlHooks & { onChannel?: (channel: ClientChannel) => void } = {},
-  ): Promise<string | undefined> {
-    if (lease.alive) {
-      const agent = await lease.controlAgent(this.agentText)
-      if (agent) {
-        const answer = await agent.request(op, group, marker, arg, hooks)
-        if (answer !== undefined) return answer
-      }
-    }
-    // The command's channel lived on this connection: without it, the command is lost.
-    if (!lease.alive) return undefined
-    const result = await this.runHelper(this.controlText(op, group, marker, arg), {
-      stdin: null,
-      onChannel: (channel) => {
-        forEachLine(channel, (line) => dispatchReport(line, hooks))
-        hooks.onChannel?.(channel)
-      },
-    })
-    if (result.lost) return undefined
-    // The answer is the last line; report and release lines come before it.
-    const lines = result.stdout.split('\n').filter((line) => line !== '' && !dispatchReport(line, {}))
-    return (lines.at(-1) ?? '').trim()
-  }
-
-  private get agentText(): string {
-    return execText(this.shell, AGENT_SCRIPT, 'dsh-bash-ssh-agent', [])
-  }
-
-  /**
-   * Runs a helper to its end and returns what it printed. `stdin`: bytes to send then EOF; `null`
-   * keeps stdin open until the helper exits (control waits stop when stdin ends). `onChannel`
-   * receives the channel (to cancel it). Rejects only when no channel could be opened.
-   */
-  async runHelper(
-    text: string,
-    options: { stdin?: string | Uint8Array | null; onChannel?: (channel: ClientChannel) => void; attempts?: number } = {},
-  ): Promise<HelperResult> {
-    let finished!: Promise<HelperResult>
-    const lease = await this.exec(
-      text,
-      ({ channel }) => {
-        finished = collectHelper(channel, options.stdin)
-        options.onChannel?.(channel)
-      },
-      options.attempts,
-    )
+  /** Starts a command through the host's agent (connecting and starting the agent when needed). */
+  async launch(spec: BashExecSpec, options: HostLaunch): Promise<LaunchedCommand> {
+    // The command counts on the host from now (pinning sees it at once) until it is released.
+    const occupancy = this.occupy()
     try {
-      return await finished
-    } finally {
-      lease.release()
+      const session = await this.session()
+      if (this.orphans.size > 0 && !this.reaping) {
+        this.stopReapTimer()
+        void this.reap()
+      }
+      this.live.set(options.marker, session)
+      const label = this.label
+      const launched = await launchThroughAgent(session, spec, {
+        marker: options.marker,
+        wait: { ...options.wait, logger: this.logger, name: (pid) => `${options.name} (remote pid ${pid}) on ${label}` },
+      })
+      return new HostCommand(launched, () => {
+        this.live.delete(options.marker)
+        occupancy.release()
+      })
+    } catch (error) {
+      this.live.delete(options.marker)
+      occupancy.release()
+      throw error
     }
   }
 
+  /**
+   * The start check (the executor's check()): one connection attempt and the agent started there
+   * (installed first when needed); the session is kept for the first commands.
+   */
+  async check(): Promise<void> {
+    await this.session(1)
+  }
 
-  /** Records a lost command: its processes are killed (TERM, then KILL) once the host answers. */
-  addOrphan(marker: string): void {
-    if (this.disposed) return
-    this.orphans.add(marker)
+  /** The live session, or a new one (connection + agent); `attempts` bounds the connection's retries. */
+  private session(attempts?: number): Promise<SshAgentSession> {
+    if (this.disposed) return Promise.reject(sshErrors.poolClosed(this.label))
+    if (!this.current) {
+      const settings = attempts === undefined ? this.settings : { ...this.settings, connectAttempts: attempts }
+      const opening = SshAgentSession.open(settings, this.shell, this.secretPatterns, (gone) => this.onGone(gone, opening))
+      this.current = opening
+      // A failed start is not kept: the next command tries again.
+      opening.catch(() => {
+        if (this.current === opening) this.current = undefined
+      })
+    }
+    return this.current
+  }
+
+  /** The connection or its agent is gone: its running commands become orphans to sweep. */
+  private onGone(session: AgentSession, opening: Promise<SshAgentSession>): void {
+    if (this.current === opening) this.current = undefined
+    for (const [marker, owner] of this.live) {
+      if (owner !== session) continue
+      this.live.delete(marker)
+      if (!this.disposed) this.orphans.add(marker)
+    }
     this.scheduleReap()
+  }
+
+  /** A `sweep` of one marker through `session`'s agent; false when the session went away first. */
+  private sweep(session: AgentSession, marker: string): Promise<boolean> {
+    const id = `sweep-${++this.sweeps}`
+    return new Promise((resolve) => {
+      session.attach(id, {
+        onFrame: (op) => {
+          if (op !== 'termed') return
+          session.detach(id)
+          resolve(true)
+        },
+        onLost: () => resolve(false),
+      })
+      if (!session.send('sweep', id, `${marker} ${this.graceMs}`)) resolve(false)
+    })
   }
 
   private scheduleReap(): void {
@@ -182,9 +185,9 @@ export class SshHost {
   private reap(attempts = 1): Promise<void> {
     this.reaping ??= (async () => {
       try {
+        const session = await this.session(attempts)
         for (const marker of [...this.orphans]) {
-          const result = await this.runHelper(this.controlText('term', undefined, marker, this.graceMs), { stdin: null, attempts })
-          if (result.lost) throw sshErrors.connectionLost(this.label)
+          if (!(await this.sweep(session, marker))) throw sshErrors.connectionLost(this.label)
           this.orphans.delete(marker)
         }
         this.reapDelay = this.settings.reconnectDelayMs
@@ -198,7 +201,7 @@ export class SshHost {
     return this.reaping
   }
 
-  /** Last try to clean up lost commands (one connection attempt), then closes every connection. */
+  /** Last try to clean up lost commands (one connection attempt), then ends the agent and the connection. */
   async dispose(): Promise<void> {
     this.stopReapTimer()
     if (this.reaping) await this.reaping
@@ -209,40 +212,25 @@ export class SshHost {
     if (this.orphans.size > 0) {
       this.logger.warn(`${this.orphans.size} command(s) lost with the connection to ${this.label} could not be cleaned up; their processes may still run there`)
     }
-    this.pool.close()
+    const current = this.current
+    this.current = undefined
+    const session = await current?.catch(() => undefined)
+    // Its stdin closes: the agent kills whatever is left of its commands and exits.
+    await session?.remove()
   }
 }
 
-/** Calls `listener` with each complete stdout line of `channel` as it arrives. */
-function forEachLine(channel: ClientChannel, listener: (line: string) => void): void {
-  let buffer = ''
-  channel.on('data', (chunk: Buffer) => {
-    buffer += chunk.toString('utf8')
-    let newline: number
-    while ((newline = buffer.indexOf('\n')) >= 0) {
-      listener(buffer.slice(0, newline))
-      buffer = buffer.slice(newline + 1)
-    }
-  })
-}
+/** A command of the host: its release also ends the host's count of it. */
+class HostCommand extends DelegatingCommand {
+  constructor(
+    inner: AgentLaunchedCommand,
+    private readonly onRelease: () => void,
+  ) {
+    super(inner)
+  }
 
-/** Collects what a helper prints until its channel closes. Attached synchronously (see SshConnection.exec). */
-function collectHelper(channel: ClientChannel, stdin: string | Uint8Array | null | undefined): Promise<HelperResult> {
-  return new Promise((resolve) => {
-    const out: Buffer[] = []
-    const err: Buffer[] = []
-    let code: number | null = null
-    let exited = false
-    channel.on('data', (chunk: Buffer) => out.push(chunk))
-    channel.stderr.on('data', (chunk: Buffer) => err.push(chunk))
-    channel.on('error', () => {})
-    channel.once('exit', (status: number | null) => {
-      exited = true
-      code = typeof status === 'number' ? status : null
-    })
-    channel.once('close', () =>
-      resolve({ stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8'), code, lost: !exited }),
-    )
-    if (stdin !== null) channel.end(stdin ?? undefined)
-  })
+  release(): void | Promise<void> {
+    this.onRelease()
+    return this.inner.release()
+  }
 }

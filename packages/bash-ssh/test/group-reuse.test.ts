@@ -1,7 +1,7 @@
 /**
  * A command's process group number, once its group is empty, can be reused by a stranger's new
- * session (another dsh session of the same remote user, the user's own shell). The control scripts
- * must then neither count nor signal the stranger (the group claim, scripts/control-functions.sh).
+ * session (another dsh session of the same remote user, the user's own shell). The agent must then
+ * neither count nor signal the stranger (the group claim, packages/bash-agent/native/proc.c).
  * The reuse is real: as root, writing N-1 to /proc/sys/kernel/ns_last_pid gives the next fork pid N.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
@@ -51,7 +51,12 @@ async function spawnWithPid(pid: number, uid: number, gid: number, args: string[
     const child = spawn(args[0], args.slice(1), { uid, gid, detached: true, stdio: 'ignore' })
     if (child.pid === pid) return child
     const gone = new Promise((resolve) => child.once('exit', resolve))
-    child.kill('SIGKILL')
+    // The whole group (detached: its own session): a shell that already forked its child leaves none.
+    try {
+      process.kill(-child.pid!, 'SIGKILL')
+    } catch {
+      child.kill('SIGKILL')
+    }
     await gone
   }
   throw new PidTaken(`could not get pid ${pid} for the stranger in 200 attempts (the machine forks too much)`)
@@ -117,7 +122,11 @@ describe.skipIf(skip !== undefined)('a reused process group number (the group cl
     const reported = () =>
       logs.lines.some((line) => line.content.startsWith(`${task.id} (remote pid ${pgid}) `) && line.content.endsWith(`${escapee} sleep (state S, outside the group, carrying its marker)`))
     await vi.waitFor(() => expect(reported()).toBe(true), WAIT)
-    expect(existsSync(`/proc/${pgid}`)).toBe(false)
+    // Another fork of a busy machine (another test choosing pids) took the number already: a new round.
+    if (existsSync(`/proc/${pgid}`)) {
+      await bash.kill(task.id)
+      throw new PidTaken(`pid ${pgid} was taken before the stranger could be made`)
+    }
     expect(task.status).toBe('running')
     return { bash, task, pgid, escapee, m }
   }
@@ -129,13 +138,14 @@ describe.skipIf(skip !== undefined)('a reused process group number (the group cl
    */
   async function taskAndStranger(logs: ReturnType<typeof recordLogs>, make: (pgid: number, tag: string) => Promise<number>) {
     for (let round = 1; ; round++) {
-      const setup = await taskWithEmptyGroup(logs)
+      let setup: Awaited<ReturnType<typeof taskWithEmptyGroup>> | undefined
       const tag = uniqueMarker()
       try {
+        setup = await taskWithEmptyGroup(logs)
         return { ...setup, tag, stranger: await make(setup.pgid, tag) }
       } catch (error) {
         if (!(error instanceof PidTaken) || round === 5) throw error
-        await setup.bash.kill(setup.task.id)
+        if (setup) await setup.bash.kill(setup.task.id)
       }
     }
   }
@@ -178,8 +188,6 @@ describe.skipIf(skip !== undefined)('a reused process group number (the group cl
         // The stranger was neither killed nor left stopped.
         expect(stateOf(stranger)).toMatch(/^[RSD]$/)
         expect(userProcesses(USER, `sleep 1000.${tag}`)).toHaveLength(1)
-        // The wait had found the group empty and said so: no later request named the group.
-        expect(logs.lines.some((line) => line.content.startsWith(`${task.id} (remote pid ${pgid}) `) && line.content.includes('its process group is over (a scan found no member left)'))).toBe(true)
       } finally {
         logs.stop()
         killStrangers()

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { DEFAULT_SECRET_PATTERNS, recordLogs } from '@deepseek-ai/dsh-bash'
 import { trackInstances, uniqueMarker as digits } from '@deepseek-ai/dsh-bash/conformance'
 import { hostMatches, parseSshConfig, parseSshTarget, SSH_ERROR, SshExecutor } from '../src/index.js'
-import { describeNote } from '../src/empty-wait.js'
+import { describeNote } from '@deepseek-ai/dsh-bash-agent'
 import { createSsh, hostEntry, type SshInstance } from './helpers.js'
 import { makeKeys, type SshdInstance, startSshd, TEST_USER, type TestKeys, unavailableReason, userProcesses } from './sshd.js'
 
@@ -28,13 +28,14 @@ describe('config', () => {
   })
 
   it("words the remote agent's wait reports: pid, name, state and why each process counts", () => {
-    expect(describeNote('still 12:group:S:sleep 13:marker:T:bash 14:exec:R:?')).toBe(
+    expect(describeNote('12:group:S:sleep 13:marker:T:bash 14:tree:R:?')).toBe(
       '12 sleep (state S, in its process group), 13 bash (state T, outside the group, carrying its marker), ' +
-        '14 ? (state R, environment unreadable: inside an execve for a whole settled scan)',
+        '14 ? (state R, outside the group, without its marker, a child of one of its processes)',
     )
-    expect(describeNote('still 15:group:gone:')).toBe('15 ? (state gone, in its process group)')
-    expect(describeNote('still ')).toBe('nothing (a process ended between two scans)')
-    expect(describeNote('still 16:marker:S:x +7')).toBe('16 x (state S, outside the group, carrying its marker), and 7 more')
+    expect(describeNote('15:group:?:')).toBe('15 ? (state ?, in its process group)')
+    expect(describeNote('')).toBe('nothing (a process ended between two scans)')
+    expect(describeNote('16:marker:S:x +7')).toBe('16 x (state S, outside the group, carrying its marker), and 7 more')
+    expect(describeNote('17:cgroup:S:y')).toBe('17 y (state S, in its cgroup, outside the group, without its marker)')
   })
 
   it('names the bad key', () => {
@@ -103,8 +104,8 @@ describe.skipIf(skip !== undefined)('against real sshd servers', () => {
     a = await startSshd(keys, 'a')
     // A server that allows fewer sessions per connection than the executor assumes.
     b = await startSshd(keys, 'b', { maxSessions: 3 })
-    stall = await startSshd(keys, 'stall', { setEnv: 'DSH_SSH_TEST_STALL_WAITS=1' })
-    stallOnce = await startSshd(keys, 'stall-once', { setEnv: 'DSH_SSH_TEST_STALL_WAITS=once' })
+    stall = await startSshd(keys, 'stall', { setEnv: 'DSH_BASH_AGENT_TEST_STALL_WAITS=1' })
+    stallOnce = await startSshd(keys, 'stall-once', { setEnv: 'DSH_BASH_AGENT_TEST_STALL_WAITS=once' })
   })
 
   afterAll(async () => {
@@ -413,7 +414,7 @@ describe.skipIf(skip !== undefined)('against real sshd servers', () => {
         const report = () => logs.lines.map((line) => line.content).find((text) => text.includes('still sees') && [...text.matchAll(sleeper)].length === 2)
         await vi.waitFor(() => expect(report()).toBeDefined(), WAIT)
         const text = report()!
-        expect(text).toMatch(new RegExp(`^${task.id} \\(remote pid \\d+\\) on ${TEST_USER}@127\\.0\\.0\\.1:${a.port} has waited [\\d.]+ s for its processes to end; the remote control agent still sees `))
+        expect(text).toMatch(new RegExp(`^${task.id} \\(remote pid \\d+\\) on ${TEST_USER}@127\\.0\\.0\\.1:${a.port} has waited [\\d.]+ s for its processes to end; the agent still sees `))
         // Both sleepers, each with its reason: one in the group, one outside it (setsid) with the marker.
         const sleepers = userProcesses(TEST_USER, `sleep 1000.${m}`).map((line) => line.split(' ')[0])
         const named = [...text.matchAll(sleeper)]
@@ -446,9 +447,9 @@ describe.skipIf(skip !== undefined)('against real sshd servers', () => {
         await instances.disposeAll()
         expect(disposed.status).toBe('killed')
         expect(userProcesses(TEST_USER, `sleep 1000.${m}`)).toEqual([])
-        // The agent ended its stalled waits when its connection closed: none of its processes is left
-        // (the agent and its subshells run as `dsh-bash-ssh-agent`; the file's afterAll checks the rest).
-        await vi.waitFor(() => expect(userProcesses(TEST_USER, 'dsh-bash-ssh-agent')).toEqual([]), WAIT)
+        // The agent exited when its connection closed: none of its processes is left (it runs as
+        // `dsh-bash-agent`; the file's afterAll checks the rest).
+        await vi.waitFor(() => expect(userProcesses(TEST_USER, 'dsh-bash-agent')).toEqual([]), WAIT)
       } finally {
         logs.stop()
       }

@@ -4,7 +4,7 @@
  * (Debian: `apt-get install -y openssh-server`).
  */
 import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process'
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { createServer, Socket } from 'node:net'
 import { join } from 'node:path'
 
@@ -105,6 +105,22 @@ function runId(): string {
   return run && /^[\w-]+$/.test(run) ? ` DSH_BASH_TEST_RUN=${run}` : ''
 }
 
+/**
+ * A directory of links to everything in /usr/bin except Perl (`perl*`) and procps (`ps`, `pgrep`,
+ * `pkill`, …): the test user's PATH on every test sshd. Made once per key directory.
+ */
+export function pathWithout(keys: TestKeys): string {
+  const bin = join(keys.dir, 'bin')
+  if (existsSync(bin)) return bin
+  mkdirSync(bin, { mode: 0o755 })
+  const procps = new Set(spawnSync('dpkg', ['-L', 'procps'], { encoding: 'utf8' }).stdout.split('\n').map((path) => path.split('/').pop()!).filter(Boolean))
+  for (const name of readdirSync('/usr/bin')) {
+    if (name.startsWith('perl') || procps.has(name)) continue
+    symlinkSync(join('/usr/bin', name), join(bin, name))
+  }
+  return bin
+}
+
 /** Starts `/usr/sbin/sshd -D -e -f <config>` on 127.0.0.1 at a free port. */
 export async function startSshd(keys: TestKeys, name: string, options: { maxSessions?: number; setEnv?: string; extraConfig?: readonly string[] } = {}): Promise<SshdInstance> {
   const user = keys.user
@@ -140,7 +156,8 @@ export async function startSshd(keys: TestKeys, name: string, options: { maxSess
       `MaxSessions ${options.maxSessions ?? 10}`,
       // A secret-looking and a plain variable in every session's environment (the executor drops the first).
       // The test run's id (vitest.leaks.ts) too, so that its leak check sees remote commands as well.
-      `SetEnv DSH_TEST_API_TOKEN=hunter2 DSH_TEST_MONKEY=m DSH_TEST_PLAIN=visible${runId()}${options.setEnv ? ` ${options.setEnv}` : ''}`,
+      // A PATH without Perl and procps: the agent needs neither (checked in agent-protocol.test.ts).
+      `SetEnv DSH_TEST_API_TOKEN=hunter2 DSH_TEST_MONKEY=m DSH_TEST_PLAIN=visible PATH=${pathWithout(keys)}${runId()}${options.setEnv ? ` ${options.setEnv}` : ''}`,
       'LogLevel ERROR',
       ...(options.extraConfig ?? []),
       '',

@@ -1,14 +1,14 @@
-// The one list of secret variable names every executor removes (the kit's buildEnvironment, the SSH
-// wrapper, the container and pod agent): here, in the seam, so that the CLI's help can show it
-// without loading an executor.
+// The one list of secret variable names every executor removes (the kit's buildEnvironment, the
+// far-side agent of containers, pods and SSH hosts): here, in the seam, so that the CLI's help can
+// show it without loading an executor.
 
 /**
  * Names of variables that hold secrets, as globs over the whole name (`*` is any run of characters,
  * case-insensitive): whole name parts, so `GITHUB_TOKEN` and `OPENAI_API_KEY` go while `MONKEY`,
  * `KEYBOARD` and `TOKENIZERS_PARALLELISM` stay. An entry `!NAME` keeps that exact variable whatever
  * the globs say (the CLI's `--keep-env NAME`). Every executor applies the same list where the command
- * starts: here (buildEnvironment), in the SSH wrapper (bash-ssh scripts.ts) and in the container
- * and pod agent (bash-container scripts/agent.pl).
+ * starts: here (buildEnvironment) and in the far-side agent of containers, pods and SSH hosts
+ * (bash-agent native/secret.c, which gets the list on its command line).
  */
 export const DEFAULT_SECRET_PATTERNS: readonly string[] = Object.freeze([
   '*_TOKEN',

@@ -9,16 +9,19 @@
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { notInteractiveError, unknownTaskError, type BashRunResult, type BashTask, type BashTaskRead } from '@deepseek-ai/dsh-bash'
+import { noFullOutputError, notInteractiveError, unknownTaskError, type BashRunResult, type BashTask, type BashTaskRead } from '@deepseek-ai/dsh-bash'
 import { formatIssues } from '@deepseek-ai/dsh-tools'
 import {
   alreadyFinishedText,
   bashParameters,
   checkBashArgs,
+  checkOutputArgs,
   checkTaskArgs,
+  checkUntil,
   foreignTaskMessage,
   killedText,
   renderNotice,
+  renderRange,
   renderRead,
   renderStreams,
   runMarkers,
@@ -26,13 +29,23 @@ import {
   secretInputErrors,
   startedText,
   statusLine,
+  toolBashErrors,
   TYPED_TEXT,
+  UntilMatcher,
 } from '@deepseek-ai/dsh-tool-bash'
 import { TerminalView } from '@deepseek-ai/dsh-bash-kit'
 import { parseMcpArgs } from '../src/args.js'
 import { MCP_ON_TERMINAL_HINT } from '../src/mcp-command.js'
 import { leaveWarning, leavingText } from '../src/repl.js'
 import { ROOT } from './helpers.js'
+
+/** The refusals of `ask_user`, as docs/tools.md writes them (their order: echo on, raw mode, unknown, cancelled). */
+const SECRET_REFUSALS = [
+  'Error: task <id> is not waiting for a secret: its terminal shows what is typed (echo is on); ask_user works only at a prompt that turned echo off (read -s, sudo, ssh, passwd); nothing was sent',
+  'Error: task <id> is not waiting for a secret: its program reads each key itself (the terminal is in raw mode) and may show it; ask_user works only at a prompt that turned echo off (read -s, sudo, ssh, passwd); nothing was sent',
+  "Error: cannot tell whether task <id> would show what is typed: this executor cannot read its terminal's echo setting; ask_user needs a prompt with echo off; nothing was sent",
+  "Error: the user's reply for task <id> was cancelled; nothing was sent",
+]
 
 interface ExactText {
   /** The text as the document writes it. */
@@ -48,6 +61,19 @@ const result = (facts: Partial<BashRunResult>): BashRunResult =>
   ({ exitCode: 0, signal: null, timedOut: false, aborted: false, timeoutMs: 120_000, stdout: output(''), stderr: output(''), durationMs: 5, leftoverProcesses: 0, ...facts }) as BashRunResult
 const task = (facts: Partial<BashTask>) => ({ id: 'bash-1', status: 'running', exitCode: null, signal: null, ...facts }) as BashTask
 const read = (delta: string, facts: Partial<BashTaskRead> = {}) => ({ task: task({}), delta, streams: { stdout: delta, stderr: '' }, screen: false, lossy: false, spillPaths: {}, ...facts }) as BashTaskRead
+
+/** The closing line of a range read of `size` bytes, `complete` or not, from `offset`, at most `bytes`. */
+const rangeLine = (size: number, complete: boolean, offset: number, bytes: number) => {
+  const data = Buffer.from('x'.repeat(size)).subarray(offset, offset + bytes)
+  const read = { id: 'bash-1', stream: 'stdout', size, complete, data, task: task({ status: complete ? 'completed' : 'running', exitCode: complete ? 0 : null }) }
+  return lines(renderRange(read as never, offset, { bytes, lines: 1000 }).text).at(-1)!
+}
+const RANGE_LINES: ExactText[] = [
+  { text: '[bytes <from>-<to> of <size>, <stream> of <id>; next offset: <next>]', values: [0, 9, 30, 'stdout', 'bash-1', 10], produce: () => rangeLine(30, true, 0, 10) },
+  { text: '[bytes <from>-<to> of <size>, <stream> of <id>; end of output]', values: [20, 29, 30, 'stdout', 'bash-1'], produce: () => rangeLine(30, true, 20, 10) },
+  { text: '[bytes <from>-<to> of <size> so far, <stream> of <id>; the task still runs]', values: [20, 29, 30, 'stdout', 'bash-1'], produce: () => rangeLine(30, false, 20, 10) },
+  { text: '[bytes from <from>: none of <size>, <stream> of <id>]', values: [40, 30, 'stdout', 'bash-1'], produce: () => rangeLine(30, true, 40, 10) },
+]
 const lines = (text: string) => text.split('\n')
 const error = (fn: () => unknown) => {
   try {
@@ -119,6 +145,35 @@ const TOOLS: ExactText[] = [
     values: ['bash-1'],
     produce: () => `Error: ${secretInputErrors.unavailable('bash-1').message}`,
   },
+  ...(['echoOn', 'rawMode', 'echoUnknown', 'cancelled'] as const).map((kind, i) => ({
+    text: SECRET_REFUSALS[i],
+    values: ['bash-1'],
+    produce: () => `Error: ${secretInputErrors[kind]('bash-1').message}`,
+  })),
+  { text: 'Error: the wait for task <id> was cancelled; what it read comes with the next bash_output of that task', values: ['bash-1'], produce: () => `Error: ${toolBashErrors.waitCancelled('bash-1').message}` },
+  { text: 'Error: invalid wait_ms: expected a number of ms from 0 to 30000, got <value>', values: [40000], produce: () => error(() => checkOutputArgs({ task_id: 'bash-1', wait_ms: 40000 })) },
+  { text: 'Error: invalid until: it needs wait_ms, how long to wait for a matching line (up to 30000)', values: [], produce: () => error(() => checkOutputArgs({ task_id: 'bash-1', until: 'x' })) },
+  { text: 'Error: invalid until: expected a non-empty regular expression', values: [], produce: () => error(() => checkUntil('')) },
+  { text: 'Error: invalid until: not an ECMAScript regular expression (<reason>)', values: ['Invalid regular expression: /(/: Unterminated group'], produce: () => error(() => checkUntil('(')) },
+  {
+    text: "Error: invalid until: matching it took longer than 1000 ms on the task's output; use a simpler expression",
+    values: [],
+    produce: async () => {
+      const matcher = new UntilMatcher()
+      try {
+        await matcher.firstMatch('^(a+)+$', [`${'a'.repeat(40)}!`])
+        return 'matched'
+      } catch (e) {
+        return `Error: ${(e as Error).message}`
+      } finally {
+        matcher.dispose()
+      }
+    },
+  },
+  { text: 'Error: invalid offset: expected a whole number of bytes from 0, got <value>', values: [-1], produce: () => error(() => checkOutputArgs({ task_id: 'bash-1', offset: -1 })) },
+  { text: 'Error: invalid offset: a range read does not wait; leave out wait_ms and until', values: [], produce: () => error(() => checkOutputArgs({ task_id: 'bash-1', offset: 0, wait_ms: 10 })) },
+  { text: 'Error: no complete output of <what> is kept for this session', values: ['"bash-9" (stdout)'], produce: () => `Error: ${noFullOutputError('"bash-9" (stdout)').message}` },
+  ...RANGE_LINES,
 ]
 
 const HARNESS: ExactText[] = [
@@ -134,6 +189,7 @@ const HARNESS: ExactText[] = [
     produce: () => `Error: invalid arguments: ${formatIssues(bashParameters.safeParse({ command: 1, description: 'x' }).error!.issues, { command: 1, description: 'x' })}`,
   },
   { text: 'Error: denied: approval required but no approval service is available', values: [], produce: () => pipeline('probe') },
+  { text: 'Error: denied: the call is too long to show for approval (<n> characters, at most 8000): split it into shorter calls', values: [8107], produce: () => tooLongToShow() },
   {
     text: 'dsh-bash: serving MCP on stdin/stdout for an MCP client (JSON-RPC, not typed commands); to try the tools by hand run "dsh-bash repl"; Ctrl-C stops',
     values: [],
@@ -172,6 +228,26 @@ async function pipeline(name: string): Promise<string> {
     ctx.tools.onPreExecute(() => ({ kind: 'ask' }))
     const answer = await ctx.tools.execute({ callId: '1', name, arguments: {} })
     return (answer.content[0] as { text: string }).text
+  } finally {
+    await ctx.stop()
+  }
+}
+
+/** The text the pipeline answers when a person could approve but the call's page is longer than 8,000 characters. */
+async function tooLongToShow(): Promise<string> {
+  const { Context } = await import('cordis')
+  const { ToolRegistry } = await import('@deepseek-ai/dsh-tools')
+  const { z } = await import('zod')
+  const ctx = new Context()
+  ctx.plugin(ToolRegistry)
+  await ctx.lifecycle.flush()
+  try {
+    let asked = false
+    ctx.set('approval', { request: async () => ((asked = true), 'allowed-once' as const) })
+    ctx.tools.register({ name: 'probe', description: 'probe', parameters: z.object({ command: z.string() }), execute: () => 'ran' })
+    ctx.tools.onPreExecute(() => ({ kind: 'ask' }))
+    const answer = await ctx.tools.execute({ callId: '1', name: 'probe', arguments: { command: 'x'.repeat(8100) } })
+    return asked ? 'a person was asked' : (answer.content[0] as { text: string }).text
   } finally {
     await ctx.stop()
   }

@@ -2,9 +2,10 @@
  * The published form: `npm pack` of every package, and the CLI's tarball installed alone in an empty
  * directory (third-party dependencies from the npm cache `npm ci` warmed, else the registry), then a
  * real MCP client calling `bash` through `node_modules/.bin/dsh-bash mcp` (with a policy, so the
- * tree-sitter wasm is loaded from the installed package too).
+ * tree-sitter wasm is loaded from the installed package too), and once more over SSH to a real sshd
+ * (the far-side agent's binary and scripts are found in the installed bundle and installed on the host).
  */
-import { execFileSync } from 'node:child_process'
+import { execFileSync, spawnSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -60,7 +61,9 @@ describe('the CLI tarball installs alone and serves a call', () => {
     const paths = result.files.map((f) => f.path)
     // The bundle, its programs and the assets of the bundled packages (launcher binary, scripts).
     expect(paths).toEqual(
-      expect.arrayContaining(['bin/dsh-bash.js', 'dist/main.js', 'dist/launcher-helper.js', 'assets/bash-local/native/dsh-launcher-linux-x64', 'assets/bash-local/scripts/prelude.sh', 'assets/bash-container/scripts/agent.pl']),
+      expect.arrayContaining(['bin/dsh-bash.js', 'dist/main.js', 'dist/launcher-helper.js', 'assets/bash-local/native/dsh-launcher-linux-x64', 'assets/bash-local/scripts/prelude.sh',
+        'assets/bash-agent/native/dsh-bash-agent-linux-x64', 'assets/bash-agent/native/dsh-bash-agent-linux-arm64', 'assets/bash-agent/scripts/install.sh',
+        'assets/bash-agent/scripts/ssh-serve.sh', 'assets/bash-agent/scripts/pod-boot.sh']),
     )
     const manifest = JSON.parse(readFileSync(join(ROOT, 'packages/cli/package.json'), 'utf8'))
     expect(Object.keys(manifest.dependencies).filter((name) => name.startsWith('@deepseek-ai/'))).toEqual([])
@@ -82,6 +85,30 @@ describe('the CLI tarball installs alone and serves a call', () => {
       expect(denied.isError).toBe(true)
     } finally {
       await client.close()
+    }
+
+    // The SSH executor from the installed bundle: the agent's binary (read to name its copy) and its
+    // scripts come from assets/bash-agent/; the host's cache is emptied first, so the installer runs too.
+    const sshd = await import('../../bash-ssh/test/sshd.js')
+    const reason = sshd.unavailableReason()
+    if (reason) {
+      console.warn(`skipping the installed CLI over SSH: ${reason}`)
+      return
+    }
+    const keys = sshd.makeKeys('dshtest8')
+    const home = spawnSync('getent', ['passwd', keys.user], { encoding: 'utf8' }).stdout.split(':')[5]
+    rmSync(join(home, '.cache/dsh-bash'), { recursive: true, force: true })
+    const server = await sshd.startSshd(keys, 'package')
+    const remote = new Client({ name: 'package-test-ssh', version: '1' })
+    try {
+      const args = ['mcp', '--executor', 'ssh', '--ssh', `${keys.user}@127.0.0.1:${server.port}`, '--ssh-key', keys.userKeyPath, '--known-hosts', server.knownHostsPath, '--workdir', keys.workdir]
+      await remote.connect(new StdioClientTransport({ command: bin, args, cwd: app, stderr: 'pipe' }))
+      const ok = await remote.callTool({ name: 'bash', arguments: { command: 'whoami; tr -d "\\0" </proc/$PPID/cmdline; echo', description: 'who and under what' } })
+      expect(ok).toMatchObject({ isError: false, content: [{ type: 'text', text: `${keys.user}\ndsh-bash-agent\n` }] })
+    } finally {
+      await remote.close()
+      await server.stop()
+      keys.remove()
     }
   })
 })

@@ -22,11 +22,11 @@ const call = { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'bas
 /** What an example gets on stdin (then end of input) and a text its stdout must contain. */
 const STDIO: Record<string, { stdin?: string[]; stdout: string }> = {
   'packages/tools/README.md': { stdout: '' },
-  'packages/tool-bash/README.md': { stdout: '{"content":[{"type":"text","text":"hello\\n"}],"isError":false}\n' },
+  'packages/tool-bash/README.md': { stdout: '{"content":[{"type":"text","text":"hello\\n"}],"isError":false,"structured":{"status":"completed","exitCode":0,"signal":null,' },
   // A stdio MCP server: one client session (initialize, a call), then the client goes away.
   'packages/mcp/README.md': {
     stdin: [JSON.stringify(initialize), JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }), JSON.stringify(call)],
-    stdout: '"content":[{"type":"text","text":"hello\\n"}],"isError":false',
+    stdout: '"content":[{"type":"text","text":"hello\\n"}],"structuredContent":{"status":"completed","exitCode":0,"signal":null,',
   },
 }
 

@@ -1,16 +1,15 @@
 import type { Logger } from 'cordis'
-import { NOTE_PREFIX } from './control-agent.js'
 
 /** What an EmptyWait needs from the command it waits for. */
 export interface EmptyWaitTarget {
-  /** How log lines name the command: `bash-3 (remote pid 1234) on u@h:p`. */
+  /** How log lines name the command: `bash-3 (remote pid 1234) on u@h:p`, `bash-3 (pid 57) in <container>`. */
   readonly name: string
   /** The executor plugin's logger. */
   readonly logger: Logger
   /**
-   * Sends one `wait` control request (arg: `reportMs`); resolves when it is answered, or when the
-   * connection is gone (the command is then lost: nothing is left to wait for). `onNote` receives
-   * the agent's report lines (`still …`) before the answer.
+   * Sends one `wait` request (payload: `reportMs`); resolves when it is answered, or when the
+   * transport is gone (the command is then lost: nothing is left to wait for). `onNote` receives
+   * the agent's reports (the payload of each `still` frame) until the wait ends.
    */
   request(reportMs: number, onNote: (note: string) => void): Promise<unknown>
 }
@@ -33,13 +32,13 @@ export interface EmptyWaitOptions {
  * The wait until no process of a command is left (a background task is over only then), made
  * observable and bounded once the command is stopped:
  *
- * - every report of the remote agent (`still <pid>:<why>:<state>:<name> …`) is logged, naming the
- *   pids it still sees and why they count;
- * - a wait that stays silent past an expected report (no answer, no report: the remote scan loop
- *   is not running) is logged and asked again (see `watch`);
- * - after a termination, a fresh `wait` is asked (a new scan loop on the remote side), and whatever
- *   happens the wait ends within `stoppedBoundMs`, with a warning when it was given up: a disposal or
- *   a kill never hangs on a wait (the executor then closes its connections, which ends the agent).
+ * - every report of the agent (`still <pid>:<why>:<state>:<name> …`) is logged, naming the pids it
+ *   still sees and why they count;
+ * - a wait that stays silent past an expected report (no answer, no report: the agent's wait is
+ *   not scanning) is logged and asked again (see `watch`);
+ * - after a termination, a fresh `wait` is asked, and whatever happens the wait ends within
+ *   `stoppedBoundMs`, with a warning when it was given up: a disposal or a kill never hangs on a
+ *   wait (the executor then closes its transport, which ends the agent and its commands).
  */
 export class EmptyWait {
   readonly done: Promise<void>
@@ -58,16 +57,15 @@ export class EmptyWait {
       this.settle = resolve
     })
     void this.ask()
-    // The agent counts whole seconds (its SECONDS): its first report may come up to ~2 s late.
+    // The first report comes `reportMs` after the wait began, plus a scan and the transport's delay.
     if (options.reportMs > 0) this.watch(2 * options.reportMs + 2_000)
   }
 
   /**
    * A scanning wait reports after `reportMs`, then after 2×, 4×… as long more: a silent interval
-   * (each twice the previous one, so each holds an expected report) means the remote wait is not
-   * scanning (stopped, killed or stuck while its agent lives on, so no answer and no channel close
-   * would ever come). Then it is logged and a fresh wait is asked: a new scan loop, whose reports
-   * start over.
+   * (each twice the previous one, so each holds an expected report) means the agent's wait is not
+   * scanning (the agent is stopped, or the wait stalled while the agent lives on, so no answer and
+   * no close would ever come). Then it is logged and a fresh wait is asked, whose reports start over.
    */
   private watch(interval: number): void {
     const seen = this.notes
@@ -77,7 +75,7 @@ export class EmptyWait {
         return
       }
       this.target.logger.warn(
-        `${this.target.name}: no answer from the remote control agent after ${this.elapsed()} s of waiting for the command's processes to end, and no report of what it still sees for ${(interval / 1000).toFixed(1)} s (its wait is not scanning): asking again`,
+        `${this.target.name}: no answer from the agent after ${this.elapsed()} s of waiting for the command's processes to end, and no report of what it still sees for ${(interval / 1000).toFixed(1)} s (its wait is not scanning): asking again`,
       )
       void this.ask()
       this.watch(2 * this.options.reportMs + 2_000)
@@ -91,7 +89,7 @@ export class EmptyWait {
     void this.ask()
     this.after(this.options.stoppedBoundMs, () => {
       this.target.logger.warn(
-        `${this.target.name}: gave up waiting for the command's processes to end, ${this.options.stoppedBoundMs} ms after it was terminated (the remote control agent did not report its tree empty)`,
+        `${this.target.name}: gave up waiting for the command's processes to end, ${this.options.stoppedBoundMs} ms after it was terminated (the agent did not report its tree empty)`,
       )
       this.finish()
     })
@@ -110,7 +108,7 @@ export class EmptyWait {
   private onNote(note: string): void {
     if (this.settled) return
     this.notes++
-    this.target.logger.info(`${this.target.name} has waited ${this.elapsed()} s for its processes to end; the remote control agent still sees ${describeNote(note)}`)
+    this.target.logger.info(`${this.target.name} has waited ${this.elapsed()} s for its processes to end; the agent still sees ${describeNote(note)}`)
   }
 
   private finish(): void {
@@ -145,15 +143,16 @@ export class EmptyWait {
 const WHY: Record<string, string> = {
   group: 'in its process group',
   marker: 'outside the group, carrying its marker',
-  exec: 'environment unreadable: inside an execve for a whole settled scan',
+  cgroup: 'in its cgroup, outside the group, without its marker',
+  tree: 'outside the group, without its marker, a child of one of its processes',
 }
 
 /**
- * `still 1234:group:S:sleep 1240:marker:T:bash +3` → `1234 sleep (state S, in its process group), …, and 3 more`.
- * Exported for tests.
+ * `1234:group:S:sleep 1240:marker:T:bash +3` (a `still` frame's payload) →
+ * `1234 sleep (state S, in its process group), …, and 3 more`. Exported for tests.
  */
 export function describeNote(note: string): string {
-  const entries = note.slice(NOTE_PREFIX.length).trim().split(/\s+/).filter(Boolean)
+  const entries = note.trim().split(/\s+/).filter(Boolean)
   if (entries.length === 0) return 'nothing (a process ended between two scans)'
   return entries
     .map((entry) => {

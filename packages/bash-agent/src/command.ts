@@ -1,29 +1,50 @@
 import { constants } from 'node:os'
 import { PassThrough } from 'node:stream'
+import type { Logger } from 'cordis'
 import { type BashExecSpec, TERMINAL_COLS, TERMINAL_ENV, TERMINAL_ROWS, type TerminalModes } from '@deepseek-ai/dsh-bash'
 import { type ExitFacts, type LaunchedCommand, NON_INTERACTIVE_ENV, parseSttyModes } from '@deepseek-ai/dsh-bash-kit'
-import { containerErrors } from './errors.js'
-import type { AgentSession, CommandSink } from './agent-session.js'
+import { EmptyWait, type EmptyWaitOptions } from './empty-wait.js'
+import { agentErrors } from './errors.js'
+import type { AgentSession, CommandSink } from './session.js'
 
 const SIGNAL_NAMES = new Map<number, string>(Object.entries(constants.signals).map(([name, number]) => [number, name]))
 
+/** How a transport wants the wait for a command's processes done (see EmptyWait). */
+export interface AgentWaitOptions extends EmptyWaitOptions {
+  /** The executor plugin's logger: reports and silent waits are said there. */
+  logger: Logger
+  /** How log lines name the command, given its pid on the far side. */
+  name(pid: number): string
+}
+
+export interface AgentLaunchOptions {
+  /** Unique per command: every process it starts inherits it (DSH_BASH_TASK). */
+  marker: string
+  /** Reports and bounds for the wait (SSH); undefined: a plain wait for the agent's answer. */
+  wait?: AgentWaitOptions
+}
+
+/** A command started through an agent: the kit's LaunchedCommand (with `terminalModes` for terminals). */
+export type AgentLaunchedCommand = LaunchedCommand
+
 /**
- * Starts one command through the session's agent (any backend). Resolves once the agent reports the command's
- * pid; rejects for infrastructure failures (workdir missing, container gone).
+ * Starts one command through the session's agent (any transport). Resolves once the agent reports
+ * the command's pid; rejects for infrastructure failures (workdir missing, session gone).
  */
-export async function launchThroughAgent(session: AgentSession, spec: BashExecSpec, marker: string): Promise<LaunchedCommand> {
-  if (spec.command.includes('\0')) throw containerErrors.nulInCommand()
-  if (spec.workdir.includes('\0')) throw containerErrors.nulInWorkdir()
+export async function launchThroughAgent(session: AgentSession, spec: BashExecSpec, options: AgentLaunchOptions | string): Promise<AgentLaunchedCommand> {
+  const { marker, wait } = typeof options === 'string' ? { marker: options, wait: undefined } : options
+  if (spec.command.includes('\0')) throw agentErrors.nulInCommand()
+  if (spec.workdir.includes('\0')) throw agentErrors.nulInWorkdir()
   const terminal = spec.interactive === true
   // A terminal gets a terminal's TERM and the pagers' secure modes (TERMINAL_ENV); the other
   // non-interactive defaults (no pager, no colour, no git prompt) stay: the model still reads text.
   const env: Record<string, string> = { ...NON_INTERACTIVE_ENV, ...(terminal ? TERMINAL_ENV : {}), ...(spec.env ?? {}) }
-  for (const [name, value] of Object.entries(env)) if (value.includes('\0')) throw containerErrors.nulInEnv(name)
+  for (const [name, value] of Object.entries(env)) if (value.includes('\0') || name.includes('\0')) throw agentErrors.nulInEnv(name)
   const pairs = Object.entries(env).map(([k, v]) => `${k}=${v}`)
   const hasStdin = !terminal && spec.stdin !== undefined
   const mode = terminal ? `pty,${TERMINAL_COLS},${TERMINAL_ROWS}` : hasStdin ? 'pipe' : 'none'
   const payload = [spec.workdir, marker, mode, String(pairs.length), ...pairs, spec.command].join('\0')
-  const command = new AgentCommand(session, session.nextId(), spec.workdir, marker, terminal)
+  const command = new AgentCommand(session, session.nextId(), spec.workdir, marker, terminal, wait)
   session.attach(command.id, command)
   session.send('run', command.id, Buffer.from(payload))
   if (hasStdin) {
@@ -41,7 +62,9 @@ export async function launchThroughAgent(session: AgentSession, spec: BashExecSp
   return command
 }
 
-class AgentCommand implements LaunchedCommand, CommandSink {
+type Answer = 'count' | 'termed' | 'empty' | 'modes'
+
+class AgentCommand implements AgentLaunchedCommand, CommandSink {
   readonly stdout = new PassThrough()
   readonly stderr = new PassThrough()
   readonly exited: Promise<ExitFacts>
@@ -53,12 +76,18 @@ class AgentCommand implements LaunchedCommand, CommandSink {
   private lost?: string
   private released = false
   private termination?: Promise<void>
+  /** True once the agent answered the termination. */
+  private terminated = false
   private leftoversAtExit?: number
   private emptied?: Promise<void>
+  private emptyWait?: EmptyWait
   private pid?: number
-  /** The leader's start time in the container (/proc/<pid>/stat), as the agent read it at the fork; undefined when it did not say. */
+  /** The leader's start time on the far side (/proc/<pid>/stat), as the agent read it at the fork; undefined when it did not say. */
   private leaderStart?: number
-  private readonly waiters = new Map<string, Array<(payload: string | undefined) => void>>()
+  private readonly waiters = new Map<Answer, Array<(payload: string | undefined) => void>>()
+  /** Who hears the agent's `still` reports (the waits under way). */
+  private readonly noteListeners = new Set<(note: string) => void>()
+  private stdoutEnded = false
 
   constructor(
     private readonly session: AgentSession,
@@ -67,6 +96,7 @@ class AgentCommand implements LaunchedCommand, CommandSink {
     private readonly marker: string,
     /** Runs in a pseudo-terminal of the agent: stdout is the raw terminal stream, stderr stays empty. */
     readonly terminal: boolean,
+    private readonly waitOptions: AgentWaitOptions | undefined,
   ) {
     this.exited = new Promise((resolve) => (this.resolveExited = resolve))
     this.started = new Promise((resolve, reject) => {
@@ -88,13 +118,13 @@ class AgentCommand implements LaunchedCommand, CommandSink {
   /**
    * Typed input (terminal only): frames of at most 64 KiB to the agent, which buffers what the
    * terminal does not take at once (a program that does not read never blocks the agent's loop).
-   * Resolves once handed to the engine stream; rejects when the command or its container is gone.
+   * Resolves once handed to the transport; rejects when the command or its session is gone.
    */
   write?: (data: Uint8Array) => Promise<void> = async (data) => {
-    if (this.released || this.lost || this.stdoutEnded) throw containerErrors.terminalClosed()
+    if (this.released || this.lost || this.stdoutEnded) throw this.session.errors.terminalClosed()
     const bytes = Buffer.from(data.buffer, data.byteOffset, data.byteLength)
     for (let at = 0; at < bytes.length; at += 1 << 16) {
-      if (!this.session.send('in', this.id, bytes.subarray(at, at + (1 << 16)))) throw containerErrors.terminalClosed()
+      if (!this.session.send('in', this.id, bytes.subarray(at, at + (1 << 16)))) throw this.session.errors.terminalClosed()
     }
   }
 
@@ -104,14 +134,15 @@ class AgentCommand implements LaunchedCommand, CommandSink {
     this.session.send('size', this.id, `${Math.max(1, Math.floor(cols))} ${Math.max(1, Math.floor(rows))}`)
   }
 
-  /** The terminal's modes (terminal only), read by the agent on the pty master (`modes` frame). */
+  /**
+   * The terminal's modes (terminal only): the agent reads them on the pty master (`modes` frame,
+   * stty's words); undefined once the terminal is closed or the session gone.
+   */
   terminalModes?: () => Promise<TerminalModes | undefined> = async () => {
     if (this.stdoutEnded) return undefined
     const answer = await this.control('modes', 'modes')
-    return answer === undefined ? undefined : parseSttyModes(answer)
+    return answer === undefined || answer === '' ? undefined : parseSttyModes(answer)
   }
-
-  private stdoutEnded = false
 
   onFrame(op: string, payload: Buffer): void {
     switch (op) {
@@ -146,12 +177,18 @@ class AgentCommand implements LaunchedCommand, CommandSink {
         else this.resolveExited({ exitCode: number, signal: null })
         return
       }
-      default: {
-        // Answers to control requests: count, termed, empty, modes.
-        const queue = this.waiters.get(op)
-        const next = queue?.shift()
-        next?.(payload.toString('latin1'))
-      }
+      case 'still':
+        for (const listener of this.noteListeners) listener(payload.toString('utf8'))
+        return
+      case 'count':
+      case 'termed':
+      case 'empty':
+      case 'modes':
+        this.waiters.get(op)?.shift()?.(payload.toString('latin1'))
+        return
+      default:
+      // `error` for an op this agent does not know: the request it answered stays unanswered,
+      // as it would with an agent that cannot do it.
     }
   }
 
@@ -160,7 +197,7 @@ class AgentCommand implements LaunchedCommand, CommandSink {
     this.lost = reason
     if (!this.startSettled) {
       this.startSettled = true
-      this.rejectStarted(containerErrors.lost(reason))
+      this.rejectStarted(this.session.errors.lost(reason))
     }
     for (const queue of this.waiters.values()) for (const waiter of queue.splice(0)) waiter(undefined)
     this.stdout.end()
@@ -172,14 +209,15 @@ class AgentCommand implements LaunchedCommand, CommandSink {
     if (this.startSettled) return
     this.startSettled = true
     const wd = this.workdir
+    const errors = this.session.errors
     const error =
       reason === 'nowd'
-        ? containerErrors.workdirMissing(wd)
+        ? errors.workdirMissing(wd)
         : reason === 'notdir'
-          ? containerErrors.workdirNotDir(wd)
+          ? errors.workdirNotDir(wd)
           : reason === 'noaccess'
-            ? containerErrors.workdirNoAccess(wd)
-            : containerErrors.spawn(reason.replace(/^spawn:/, ''))
+            ? errors.workdirNoAccess(wd)
+            : errors.spawn(reason.replace(/^spawn:/, ''))
     this.rejectStarted(error)
     this.resolveExited({ exitCode: null, signal: null })
   }
@@ -188,8 +226,8 @@ class AgentCommand implements LaunchedCommand, CommandSink {
     return this.lost
   }
 
-  /** One control request; resolves with the answer, or undefined when the container is gone. */
-  private control(op: 'count' | 'term' | 'wait' | 'modes', answer: string, payload = ''): Promise<string | undefined> {
+  /** One request; resolves with the answer's payload, or undefined when the session is gone. */
+  private control(op: 'count' | 'term' | 'wait' | 'modes', answer: Answer, payload = ''): Promise<string | undefined> {
     if (this.lost || this.released) return Promise.resolve(undefined)
     return new Promise((resolve) => {
       const queue = this.waiters.get(answer) ?? []
@@ -203,7 +241,7 @@ class AgentCommand implements LaunchedCommand, CommandSink {
   }
 
   async countLeftovers(): Promise<number> {
-    // Counted by the agent when it reaped the main process: saves a round trip through the engine.
+    // Counted by the agent when it reaped the main process: saves a round trip.
     if (this.leftoversAtExit !== undefined) return this.leftoversAtExit
     const answer = await this.control('count', 'count')
     const count = answer === undefined ? 0 : Number.parseInt(answer, 10)
@@ -211,13 +249,16 @@ class AgentCommand implements LaunchedCommand, CommandSink {
   }
 
   terminate(graceMs: number): Promise<void> {
-    this.termination ??= this.terminateWithFallback(graceMs)
+    this.termination ??= this.terminateWithFallback(graceMs).then(() => {
+      this.terminated = true
+      this.emptyWait?.stopped()
+    })
     return this.termination
   }
 
   /**
-   * TERM then KILL through the agent; where the backend has a second channel and the agent has not
-   * confirmed in time (stuck on a transport nobody reads), KILL through that channel instead.
+   * TERM then freeze-then-KILL through the agent; where the transport has a second channel and the
+   * agent has not confirmed in time (stuck on a transport nobody reads), KILL through that channel.
    */
   private async terminateWithFallback(graceMs: number): Promise<void> {
     const viaAgent = this.control('term', 'termed', String(graceMs)).then(() => true)
@@ -231,13 +272,35 @@ class AgentCommand implements LaunchedCommand, CommandSink {
   }
 
   whenEmpty(): Promise<void> {
-    this.emptied ??= this.control('wait', 'empty').then(() => undefined)
+    if (this.emptied) return this.emptied
+    const options = this.waitOptions
+    if (!options) {
+      this.emptied = this.control('wait', 'empty').then(() => undefined)
+      return this.emptied
+    }
+    const command = this
+    this.emptyWait = new EmptyWait(
+      {
+        get name() {
+          return options.name(command.pid ?? 0)
+        },
+        logger: options.logger,
+        request: (reportMs, onNote) => {
+          this.noteListeners.add(onNote)
+          return this.control('wait', 'empty', String(reportMs)).finally(() => this.noteListeners.delete(onNote))
+        },
+      },
+      options,
+    )
+    if (this.terminated) this.emptyWait.stopped()
+    this.emptied = this.emptyWait.done
     return this.emptied
   }
 
   release(): void {
     if (this.released) return
     this.released = true
+    this.emptyWait?.dispose()
     this.session.send('forget', this.id)
     this.session.detach(this.id)
     for (const queue of this.waiters.values()) for (const waiter of queue.splice(0)) waiter(undefined)
