@@ -4,10 +4,12 @@
  *
  *   node bench/peers.mjs [--quick] [--rounds N] [--only CASE[,CASE…]] [--json PATH]
  *
- * Variants: `spawn` (the bench process spawns `bash --noprofile --norc -c CMD` and reads all of
- * stdout and stderr: the floor of any tool that runs a command), `dsh-bash` (`dsh-bash mcp` over
- * stdio), and the peers of lib/peers.mjs: `mcp-server-commands`, `desktop-commander` (each when
- * installed, see there), `naive` (always). Every MCP server gets the same SDK client.
+ * Variants: `spawn` (lib/spawn-floor.mjs: a Node process of its own spawns `bash --noprofile
+ * --norc -c CMD` and reads all of stdout and stderr: the floor of any tool that runs a command),
+ * `dsh-bash` (`dsh-bash mcp` over stdio; `--also NAME=MAIN` adds another build of the CLI, e.g.
+ * main's, as variant NAME), and the peers of lib/peers.mjs: `mcp-server-commands`,
+ * `desktop-commander` (each when installed, see there), `naive` (always). Every MCP server gets the
+ * same SDK client.
  *
  * Cases (CASE): `true`; `lines` (`seq 1 1000000`, 6.9 MB in 1,000,000 lines); `find`
  * (`find / -xdev 2>/dev/null | head -300000`); `big` (100 MB without a newline; spawn and dsh-bash
@@ -21,13 +23,12 @@
  * its peak RSS during the call (VmHWM after a clear_refs reset), and what came back (bytes, wrong
  * answers). Nothing is judged here: the acceptance of issue 31 is read off the ratios.
  */
-import { spawn } from 'node:child_process'
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { cpus, loadavg } from 'node:os'
 import { dirname, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
-import { startCommands, startDesktopCommander, startDsh, startNaive } from './lib/peers.mjs'
+import { startCommands, startDesktopCommander, startDsh, startNaive, startSpawnFloor } from './lib/peers.mjs'
 import { median, p90, round } from './lib/stats.mjs'
 
 const here = dirname(fileURLToPath(import.meta.url))
@@ -38,6 +39,7 @@ const { values } = parseArgs({
     rounds: { type: 'string' },
     only: { type: 'string', multiple: true },
     json: { type: 'string' },
+    also: { type: 'string', multiple: true },
   },
 })
 const only = (values.only ?? []).flatMap((v) => v.split(',')).map((v) => v.trim()).filter(Boolean)
@@ -50,39 +52,38 @@ const SEQ_BYTES = 6_888_896
 const BIG_BYTES = 100_000_000
 const BURST = 50
 
-/** What each case runs and how an answer is checked (text of an MCP result, or the whole stream of `spawn`). */
+/**
+ * What each case runs and how an answer is checked. `kind` is `spawn` (the floor: `r.length` is the
+ * whole text's), `dsh` (dsh-bash, any build) or `peer`; `only` lists the kinds (or names) a case measures.
+ */
 const CASE = {
-  true: { command: 'true', ok: (v, r) => !r.isError && (v === 'spawn' ? r.text === '' : v === 'dsh-bash' ? r.text === '(no output)' : true) },
+  true: { command: 'true', ok: (kind, r) => !r.isError && (kind === 'spawn' ? r.length === 0 : kind === 'dsh' ? r.text === '(no output)' : true) },
   lines: {
     command: 'seq 1 1000000',
-    ok: (v, r) => !r.isError && (v === 'spawn' ? r.text.length === SEQ_BYTES : r.text.trimEnd().endsWith('999999\n1000000') || (v !== 'dsh-bash' && r.text.includes('1000000'))),
+    // mcp-server-commands stops at its 1 MiB maxBuffer: counted wrong, as it is.
+    ok: (kind, r) => !r.isError && (kind === 'spawn' ? r.length === SEQ_BYTES : r.text.trimEnd().endsWith('999999\n1000000') || (kind === 'peer' && r.text.includes('1000000'))),
     // dsh-bash must also name the complete file (the model keeps a way to all of it).
-    extra: (v, r) => v !== 'dsh-bash' || /full output: \/\S+stdout\.log\]/.test(r.text),
+    extra: (kind, r) => kind !== 'dsh' || /full output: \/\S+stdout\.log\]/.test(r.text),
   },
-  find: { command: 'find / -xdev 2>/dev/null | head -300000', ok: (v, r) => !r.isError && r.text.length > 0 },
+  // Not `naive`: its 30 MB answer ended in `Connection closed` here, its server gone.
+  find: { command: 'find / -xdev 2>/dev/null | head -300000', only: ['spawn', 'dsh', 'mcp-server-commands', 'desktop-commander'], ok: (kind, r) => !r.isError && (r.length ?? r.text.length) > 0 },
   big: {
     command: "head -c 100000000 /dev/zero | tr '\\0' a",
-    only: ['spawn', 'dsh-bash'],
-    ok: (v, r) => !r.isError && (v === 'spawn' ? r.text.length === BIG_BYTES : /a{1000}/.test(r.text) && /full output: \/\S+stdout\.log\]/.test(r.text)),
+    only: ['spawn', 'dsh'],
+    ok: (kind, r) => !r.isError && (kind === 'spawn' ? r.length === BIG_BYTES : /a{1000}/.test(r.text) && /full output: \/\S+stdout\.log\]/.test(r.text)),
   },
-  burst: { command: 'sleep 0.5; echo x', parallel: BURST, ok: (v, r) => !r.isError && /(^|\n)x\n?(\n|$)/.test(r.text) },
-}
-
-/** The floor: this process spawns bash and keeps every byte of both streams. */
-function spawnAll(command) {
-  return new Promise((resolvePromise) => {
-    const child = spawn('bash', ['--noprofile', '--norc', '-c', command], { stdio: ['ignore', 'pipe', 'pipe'] })
-    const out = []
-    const err = []
-    child.stdout.on('data', (chunk) => out.push(chunk))
-    child.stderr.on('data', (chunk) => err.push(chunk))
-    child.on('close', (code) => resolvePromise({ text: Buffer.concat(out).toString() + Buffer.concat(err).toString(), isError: code !== 0 }))
-  })
+  burst: { command: 'sleep 0.5; echo x', parallel: BURST, ok: (kind, r) => !r.isError && /(^|\n)x\n?(\n|$)/.test(r.text) },
 }
 
 /** utime+stime of a process in ms (its own threads only). */
 function cpuMs(pid) {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
+  let stat
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+  } catch {
+    return NaN // the server is gone: its calls come back as errors, counted wrong
+  }
+  const fields = stat.split(') ')[1].split(' ')
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100
 }
 
@@ -95,18 +96,29 @@ function resetPeak(pid) {
     return false
   }
 }
-const statusKiB = (pid, key) => Number(new RegExp(`^${key}:\\s+(\\d+)`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN)
+function statusKiB(pid, key) {
+  try {
+    return Number(new RegExp(`^${key}:\\s+(\\d+)`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN)
+  } catch {
+    return NaN // gone, as in cpuMs
+  }
+}
 
-const variants = [{ name: 'spawn', pid: process.pid, call: spawnAll, close: async () => {} }]
+const variants = []
 const notMeasured = {}
-for (const start of [startDsh, startCommands, startDesktopCommander, startNaive]) {
+for (const start of [startSpawnFloor, startDsh, startCommands, startDesktopCommander, startNaive]) {
   try {
     const server = await start()
     if (server.why) notMeasured[start.name] = server.why
-    else variants.push(server)
+    else variants.push({ ...server, kind: server.name === 'spawn' ? 'spawn' : server.name === 'dsh-bash' ? 'dsh' : 'peer' })
   } catch (error) {
     notMeasured[start.name] = `not measured: ${error.message.split('\n')[0]}`
   }
+}
+for (const spec of values.also ?? []) {
+  const [name, main] = spec.split(/=(.*)/s)
+  if (!name || !main || CASES.includes(name) || variants.some((v) => v.name === name)) throw new Error(`--also wants NAME=MAIN with a new name, got ${JSON.stringify(spec)}`)
+  variants.push({ ...(await startDsh(main)), name, kind: 'dsh' })
 }
 for (const why of Object.values(notMeasured)) log(why)
 
@@ -115,19 +127,19 @@ const record = (c, v, key, value) => (((samples[c] ??= {})[v] ??= { wall: [], cp
 
 async function once(c, variant) {
   const spec = CASE[c]
-  const cpu0 = variant.name === 'spawn' ? process.cpuUsage() : cpuMs(variant.pid)
+  const cpu0 = cpuMs(variant.pid)
   const peak = c === 'big' && resetPeak(variant.pid)
   const rss0 = statusKiB(variant.pid, 'VmRSS')
   const t0 = performance.now()
   const results = await Promise.all(Array.from({ length: spec.parallel ?? 1 }, () => variant.call(spec.command)))
   const wall = performance.now() - t0
-  const cpu = variant.name === 'spawn' ? (() => { const u = process.cpuUsage(cpu0); return (u.user + u.system) / 1000 })() : cpuMs(variant.pid) - cpu0
+  const cpu = cpuMs(variant.pid) - cpu0
   record(c, variant.name, 'wall', wall)
   record(c, variant.name, 'cpu', cpu / results.length)
   if (peak) record(c, variant.name, 'peakMiB', (statusKiB(variant.pid, 'VmHWM') - rss0) / 1024)
-  record(c, variant.name, 'bytes', Buffer.byteLength(results[0].text))
+  record(c, variant.name, 'bytes', results[0].length ?? Buffer.byteLength(results[0].text))
   for (const r of results) {
-    if (!(spec.ok(variant.name, r) && (spec.extra?.(variant.name, r) ?? true))) {
+    if (!(spec.ok(variant.kind, r) && (spec.extra?.(variant.kind, r) ?? true))) {
       record(c, variant.name, 'wrong', r.text.length > 300 ? `${r.text.slice(0, 150)} … ${r.text.slice(-150)}` : r.text)
       break
     }
@@ -141,7 +153,7 @@ try {
   // One warm-up round (first calls create the helper, the pipe pool, the caches).
   for (let round = -1; round < rounds; round++) {
     for (const c of cases) {
-      const list = variants.filter((v) => !CASE[c].only || CASE[c].only.includes(v.name))
+      const list = variants.filter((v) => !CASE[c].only || CASE[c].only.includes(v.kind) || CASE[c].only.includes(v.name))
       const k = ((round % list.length) + list.length) % list.length
       let order = [...list.slice(k), ...list.slice(0, k)]
       if (round % 2) order = order.reverse()
@@ -186,10 +198,12 @@ for (const c of cases) {
 
 for (const [c, out] of Object.entries(report.cases)) {
   console.log(`\n${c}: ${CASE[c].parallel ? `${CASE[c].parallel} × ` : ''}${CASE[c].command}`)
-  console.log(`  ${'variant'.padEnd(20)} ${'median'.padStart(9)} ${'p90'.padStart(9)} ${'/spawn'.padStart(7)} ${'/msc'.padStart(7)} ${'cpu/call'.padStart(9)} ${'peak MiB'.padStart(9)} ${'bytes'.padStart(10)} wrong`)
+  // Ratios: of medians, and in parentheses the median of the per-round ratios (paired).
+  const ratio = (r) => (r ? `${r.ofMedians.toFixed(2)} (${r.pairedMedian.toFixed(2)})` : '')
+  console.log(`  ${'variant'.padEnd(20)} ${'median'.padStart(9)} ${'p90'.padStart(9)} ${'/spawn'.padStart(13)} ${'/msc'.padStart(13)} ${'cpu/call'.padStart(9)} ${'peak MiB'.padStart(9)} ${'bytes'.padStart(10)} wrong`)
   for (const [v, s] of Object.entries(out)) {
     console.log(
-      `  ${v.padEnd(20)} ${s.medianMs.toFixed(1).padStart(9)} ${s.p90Ms.toFixed(1).padStart(9)} ${(s.vsSpawn?.ofMedians?.toFixed(2) ?? '').padStart(7)} ${(s.vsCommands?.ofMedians?.toFixed(2) ?? '').padStart(7)} ${s.cpuMsPerCall.toFixed(1).padStart(9)} ${(s.peakRssGrowthMiB?.toFixed(1) ?? '').padStart(9)} ${String(s.bytesReturned).padStart(10)} ${s.wrong}`,
+      `  ${v.padEnd(20)} ${s.medianMs.toFixed(1).padStart(9)} ${s.p90Ms.toFixed(1).padStart(9)} ${ratio(s.vsSpawn).padStart(13)} ${ratio(s.vsCommands).padStart(13)} ${s.cpuMsPerCall.toFixed(1).padStart(9)} ${(s.peakRssGrowthMiB?.toFixed(1) ?? '').padStart(9)} ${String(s.bytesReturned).padStart(10)} ${s.wrong}`,
     )
   }
 }

@@ -14,7 +14,9 @@
  * Each starter returns {name, pid, call(command) → {text, isError}, close()} or {why} when it
  * cannot be measured here.
  */
+import { spawn } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { createInterface } from 'node:readline'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -26,6 +28,39 @@ import { CLI_MAIN, commandsServer } from './mcp.mjs'
 const OPTIONS = { timeout: 180_000 }
 
 const NAIVE = fileURLToPath(new URL('./naive-server.mjs', import.meta.url))
+const FLOOR = fileURLToPath(new URL('./spawn-floor.mjs', import.meta.url))
+
+/**
+ * `spawn`, the floor: lib/spawn-floor.mjs, a Node process that spawns bash itself and keeps every
+ * byte. Its answers carry `length` (characters of all the text) and `text` (its first and last 300
+ * characters, joined by ` … `).
+ */
+export async function startSpawnFloor() {
+  const child = spawn(process.execPath, [FLOOR], { stdio: ['pipe', 'pipe', 'inherit'] })
+  const waiting = new Map()
+  let next = 0
+  createInterface({ input: child.stdout }).on('line', (line) => {
+    const answer = JSON.parse(line)
+    waiting.get(answer.id)?.({ text: `${answer.head} … ${answer.tail}`, length: answer.length, isError: answer.isError })
+    waiting.delete(answer.id)
+  })
+  await new Promise((resolve, reject) => child.once('spawn', resolve).once('error', reject))
+  return {
+    name: 'spawn',
+    pid: child.pid,
+    call(command) {
+      const id = next++
+      return new Promise((resolve) => {
+        waiting.set(id, resolve)
+        child.stdin.write(`${JSON.stringify({ id, command })}\n`)
+      })
+    },
+    async close() {
+      child.stdin.end()
+      await new Promise((resolve) => (child.exitCode !== null ? resolve() : child.once('exit', resolve)))
+    },
+  }
+}
 
 /** The bin script of an npm package installed under `dir`, or {why}. */
 function installed(dir, pkgName, variable) {
