@@ -13,7 +13,7 @@ const HELPER_PATH = fileURLToPath(new URL('../dist/launcher-helper.js', import.m
 
 /**
  * Which helper forks the commands: `native` (native/launcher.c, prebuilt and shipped in the package
- * for x86-64 Linux so far, arm64 where one is built: it starts each command with vfork, ~2x cheaper than any fork of a
+ * for x86-64 Linux so far, arm64 where one is built: it forks each command from its own small process, ~2x cheaper than any fork of a
  * Node process here; bench/README.md, "Launcher, third round") or `node` (dist/launcher-helper.js).
  */
 export type HelperKind = 'native' | 'node'
