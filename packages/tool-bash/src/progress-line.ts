@@ -27,7 +27,8 @@ export function newestLineReporter(report: NonNullable<ToolCall['onProgress']>):
     let line = ''
     // Lines end at `stop` (a newline); the first one of the piece continues the stream's partial line.
     for (let stop = end; ; ) {
-      const start = text.lastIndexOf('\n', stop - 1)
+      // lastIndexOf clamps a negative start to 0: at the first character there is no earlier newline.
+      const start = stop > 0 ? text.lastIndexOf('\n', stop - 1) : -1
       const piece = start === -1 ? partial[stream] + text.slice(0, stop) : text.slice(start + 1, stop)
       line = piece.trim()
       if (line !== '' || start === -1) break

@@ -41,6 +41,17 @@ describe('newestLineReporter', () => {
     }
   })
 
+  it('a piece of blank lines starting with a newline ends (it looped forever on the newline at index 0)', () => {
+    const got: string[] = []
+    const report = newestLineReporter((u) => got.push(u.message))
+    report('stdout', 'last')
+    report('stdout', '\n\n')
+    report('stdout', '\n')
+    report('stdout', '\n  \n\n')
+    report('stderr', '\nwarn\n\n')
+    expect(got).toEqual(['last', 'warn'])
+  })
+
   it('reports the newest complete, non-blank line of a piece holding many, once per change', () => {
     const got: string[] = []
     const report = newestLineReporter((u) => got.push(u.message))
