@@ -91,7 +91,7 @@ export async function run({ quick = false, log = () => {} } = {}) {
         // Floor: bwrap itself, spawned bare with the executor's own arguments (default mode
         // workspace-write, network off) minus the status descriptor and the seccomp filter.
         if (typeof sandbox.bwrapArgs === 'function') {
-          const args = sandbox.bwrapArgs({ mode: 'workspace-write', network: false, workspaceRoot: sapp.workspace, protections: [], workdir: sapp.workspace, workdirReal: sapp.workspace, readOnlyExtras: [] })
+          const args = sandbox.bwrapArgs({ mode: 'workspace-write', network: false, workspaceRoot: sapp.workspace, protections: [], workdir: sapp.workspace, workdirReal: sapp.workspace, readOnlyExtras: [], hidden: [] })
           // Both name descriptors the executor passes (the status pipe, the seccomp filter): a
           // bare spawn has neither, and bwrap exits 1 on a missing one.
           for (const flag of ['--json-status-fd', '--seccomp']) {

@@ -1,4 +1,4 @@
-import { closeSync, constants, openSync, readSync, unlinkSync, writeSync } from 'node:fs'
+import { closeSync, constants, openSync, readSync, unlinkSync, writeSync, writevSync } from 'node:fs'
 import type { CollectedOutput } from '@deepseek-ai/dsh-bash'
 
 export interface CollectorOptions {
@@ -30,10 +30,24 @@ export interface CollectorRead {
 const decoderOptions = { fatal: false, ignoreBOM: true } as const
 
 /**
+ * Spill bytes gathered before one write. A pipe read is 4–64 KiB (`seq 1 1000000`: up to 1,700
+ * reads of 4 KiB when the reader keeps up), and a write per read was most of the collector's cost
+ * (bench/README.md, "Line-heavy output and bursts").
+ */
+export const SPILL_BLOCK_BYTES = 1 << 20
+/**
+ * Longest a gathered part waits for its write (ms), so that the file of a task that went quiet is
+ * current soon; anything that reads the file through the collector (`readRange`, `read`, `end`)
+ * writes the part first.
+ */
+export const SPILL_DELAY_MS = 50
+
+/**
  * One output stream: a byte-bounded tail in memory, a spill file holding the whole stream once it
  * overflows, and an incremental reader that never delivers a byte twice.
  *
- * Memory is bounded by `maxBytes` (plus the chunk being appended): bytes are stored raw, so a
+ * Memory is bounded by `maxBytes` (plus the chunk being appended), and while spilling by
+ * `SPILL_BLOCK_BYTES` more (bytes gathered for the file's next write): bytes are stored raw, so a
  * character split across chunks is never mangled, and decoded only when text is asked for.
  */
 export class OutputCollector {
@@ -52,6 +66,11 @@ export class OutputCollector {
   #ended = false
   #spillState: SpillState = 'none'
   #spillFd = -1
+  /** Bytes accepted for the spill file but not written yet (oldest first), and their sum. */
+  #spillParts: Buffer[] = []
+  #spillPartBytes = 0
+  /** Writes the gathered part after SPILL_DELAY_MS; unset while nothing waits. */
+  #spillTimer: NodeJS.Timeout | undefined
   /** Absolute stream offset of the next byte the reader has not seen. */
   #readOffset = 0
   /**
@@ -125,6 +144,7 @@ export class OutputCollector {
   }
 
   #closeSpill(): void {
+    this.#flushSpill()
     if (this.#spillState !== 'writing') return
     try {
       closeSync(this.#spillFd)
@@ -177,6 +197,8 @@ export class OutputCollector {
    * memory) restarts at a character boundary instead.
    */
   read(): CollectorRead {
+    // Whoever reads the output may open the file next: it holds everything read so far.
+    this.#flushSpill()
     let lossy = false
     let bytes: Buffer
     if (this.#readOffset < this.#start) {
@@ -208,8 +230,10 @@ export class OutputCollector {
     return Buffer.from(this.#slice(0).subarray(offset, end))
   }
 
-  /** Reads from the spill file (written synchronously, so it holds `#total` bytes). */
+  /** Reads from the spill file (its gathered part written first, so it holds `#total` bytes). */
   #readFile(offset: number, length: number): Buffer | undefined {
+    this.#flushSpill()
+    if (this.#spillState !== 'writing' && this.#spillState !== 'closed') return undefined
     let fd = -1
     try {
       // Our own file in our private directory; O_NOFOLLOW in case anything replaced it with a link.
@@ -249,10 +273,14 @@ export class OutputCollector {
       // 'wx' is O_CREAT|O_EXCL: never opens an existing file and never follows a planted link.
       this.#spillFd = openSync(this.#spillPath, 'wx', 0o600)
       this.#spillState = 'writing'
-      for (const chunk of this.#chunks) writeFully(this.#spillFd, chunk)
     } catch {
       this.#breakSpill()
+      return
     }
+    // What memory holds, in one write (a failure breaks the file there).
+    this.#spillParts = [...this.#chunks]
+    this.#spillPartBytes = this.#keptBytes
+    this.#flushSpill()
   }
 
   #spillWrite(bytes: Buffer): void {
@@ -262,14 +290,52 @@ export class OutputCollector {
       this.#breakSpill('over-cap')
       return
     }
+    this.#spillParts.push(bytes)
+    this.#spillPartBytes += bytes.length
+    if (this.#spillPartBytes >= SPILL_BLOCK_BYTES) this.#flushSpill()
+    else if (!this.#spillTimer) {
+      this.#spillTimer = setTimeout(() => {
+        this.#spillTimer = undefined
+        this.#flushSpill()
+      }, SPILL_DELAY_MS)
+      this.#spillTimer.unref?.()
+    }
+  }
+
+  /** Writes the gathered part (one writev for all of it, when the kernel takes it whole). */
+  #flushSpill(): void {
+    if (this.#spillTimer) {
+      clearTimeout(this.#spillTimer)
+      this.#spillTimer = undefined
+    }
+    const parts = this.#spillParts
+    if (parts.length === 0) return
+    this.#spillParts = []
+    this.#spillPartBytes = 0
+    if (this.#spillState !== 'writing') return
     try {
-      writeFully(this.#spillFd, bytes)
+      let written = writevSync(this.#spillFd, parts)
+      // A short write: the rest part by part.
+      for (const part of parts) {
+        if (written >= part.length) {
+          written -= part.length
+          continue
+        }
+        writeFully(this.#spillFd, written > 0 ? part.subarray(written) : part)
+        written = 0
+      }
     } catch {
       this.#breakSpill()
     }
   }
 
   #breakSpill(state: 'broken' | 'over-cap' = 'broken'): void {
+    this.#spillParts = []
+    this.#spillPartBytes = 0
+    if (this.#spillTimer) {
+      clearTimeout(this.#spillTimer)
+      this.#spillTimer = undefined
+    }
     if (this.#spillFd >= 0) {
       try {
         closeSync(this.#spillFd)

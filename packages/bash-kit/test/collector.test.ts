@@ -3,19 +3,28 @@ import { lstatSync, mkdtempSync, readFileSync, readlinkSync, rmSync, statSync, s
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
-import { OutputCollector } from '../src/collector.js'
+import { OutputCollector, SPILL_BLOCK_BYTES, SPILL_DELAY_MS } from '../src/collector.js'
 
 // Failure injection for the spill file: the collector imports these from node:fs.
-const failures = vi.hoisted(() => ({ writeAfter: Infinity as number, close: false }))
+// `writes` counts the write system calls (writeSync and writevSync) since the last reset.
+const failures = vi.hoisted(() => ({ writeAfter: Infinity as number, close: false, writes: 0 }))
 vi.mock('node:fs', async (importOriginal) => {
   const real = await importOriginal<typeof import('node:fs')>()
   let writes = 0
+  const fail = () => {
+    failures.writes++
+    if (++writes > failures.writeAfter) throw Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' })
+  }
   return {
     ...real,
     writeSync: ((...args: Parameters<typeof real.writeSync>) => {
-      if (++writes > failures.writeAfter) throw Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' })
+      fail()
       return (real.writeSync as (...a: unknown[]) => number)(...args)
     }) as typeof real.writeSync,
+    writevSync: ((...args: Parameters<typeof real.writevSync>) => {
+      fail()
+      return real.writevSync(...args)
+    }) as typeof real.writevSync,
     closeSync: ((fd: number) => {
       real.closeSync(fd)
       if (failures.close) throw Object.assign(new Error('EIO: i/o error, close'), { code: 'EIO' })
@@ -451,10 +460,12 @@ describe('OutputCollector: the spill file', () => {
 
   it('a write that fails midway deletes the file and withholds the path', () => {
     const c = collector(4)
-    c.write('abcdef') // opens the file and writes the first chunk
+    c.write('abcdef') // opens the file; the chunk waits for the next block write
     expect(c.spillPath).toBe(spillAt())
     failures.writeAfter = 0
     c.write('gh')
+    // The block is written (and fails) when anything reads: here the incremental read.
+    c.read()
     expect(c.spillPath).toBeUndefined()
     expect(fs.existsSync(spillAt())).toBe(false)
     failures.writeAfter = Infinity
@@ -509,6 +520,70 @@ describe('OutputCollector: the spill file', () => {
     expect(fs.existsSync(spillAt())).toBe(false)
     c.write('more')
     expect(fs.existsSync(spillAt())).toBe(false)
+  })
+})
+
+describe('OutputCollector: the spill file is written in blocks', () => {
+  const lines = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => `${from + i}\n`).join('')
+
+  it('many small chunks (a pipe read each) take a handful of writes, and the file is the whole stream', () => {
+    const c = collector(64_000, { maxSpillBytes: 64 << 20 })
+    failures.writes = 0
+    let stream = ''
+    // 1,000,000 lines of `seq` in 4 KiB pieces, as a reader that keeps up with `seq` gets them.
+    const all = Buffer.from(lines(1, 1_000_000))
+    for (let at = 0; at < all.length; at += 4096) c.write(all.subarray(at, at + 4096))
+    stream = all.toString()
+    c.end()
+    // ~1,700 pieces; one write per SPILL_BLOCK_BYTES (and the first overflow's copy of memory).
+    expect(failures.writes).toBeLessThanOrEqual(Math.ceil(all.length / SPILL_BLOCK_BYTES) + 2)
+    expect(readFileSync(spillAt(), 'utf8')).toBe(stream)
+  })
+
+  it('the file holds every byte written before a read, a readRange or the end, however small', () => {
+    const c = collector(4)
+    c.write('abcdef')
+    c.write('gh')
+    // Nothing read yet: the gathered part may still wait.
+    expect(c.readRange(2, 4)?.toString()).toBe('cdef')
+    expect(readFileSync(spillAt(), 'utf8')).toBe('abcdefgh')
+    c.write('ij')
+    c.read()
+    expect(readFileSync(spillAt(), 'utf8')).toBe('abcdefghij')
+    c.write('k')
+    c.end()
+    expect(readFileSync(spillAt(), 'utf8')).toBe('abcdefghijk')
+  })
+
+  it('a quiet stream\'s file is current within SPILL_DELAY_MS without any read', async () => {
+    const c = collector(4)
+    c.write('abcdef')
+    c.write('gh')
+    await new Promise((resolve) => setTimeout(resolve, SPILL_DELAY_MS + 50))
+    expect(readFileSync(spillAt(), 'utf8')).toBe('abcdefgh')
+    c.dispose()
+  })
+
+  it('a block write that fails deletes the file and withholds the path; what memory holds stays readable', () => {
+    const c = collector(4)
+    c.write('abcdef')
+    failures.writeAfter = 0
+    c.end()
+    expect(c.spillPath).toBeUndefined()
+    expect(fs.existsSync(spillAt())).toBe(false)
+    expect(c.result()).toMatchObject({ text: 'cdef', truncated: true, droppedBytes: 2 })
+    expect(c.readRange(0, 2)).toBeUndefined()
+  })
+
+  it('going over maxSpillBytes with a part still gathered drops the file and writes nothing more', () => {
+    const c = collector(4, { maxSpillBytes: 10 })
+    c.write('abcdef')
+    failures.writes = 0
+    c.write('ghijk')
+    expect(c.spillPath).toBeUndefined()
+    expect(fs.existsSync(spillAt())).toBe(false)
+    c.end()
+    expect(failures.writes).toBe(0)
   })
 })
 

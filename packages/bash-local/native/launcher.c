@@ -1,21 +1,25 @@
 /*
  * dsh-launcher: the native launcher helper of @deepseek-ai/dsh-bash-local (issue 16, third round).
  *
- * Same job and replies as dist/launcher-helper.js (the Node helper), but it starts each command with
- * vfork(): the child borrows this small process's memory and runs at once on this CPU until it execs,
- * so no page table is copied and nothing waits for the scheduler. Measured on this machine: a Node
- * process's spawn of `bash -c true` costs ~2x a vfork+exec from C (fork from Perl costs the same as
- * Node): see bench/README.md, "Launcher, third round".
+ * Same job and replies as dist/launcher-helper.js (the Node helper), but in a small static process:
+ * a fork of it copies almost nothing (a fork of a Node process costs ~2x a fork+exec from here; see
+ * bench/README.md, "Launcher, third round"). Starts never wait for each other: each child reports
+ * its exec through a close-on-exec pipe that the main loop polls, so the helper forks the next
+ * command while earlier ones are still on their way to exec. (It used vfork first, which suspends
+ * the helper until the child has exec'd: under a burst of 50 the starts queued behind each other,
+ * ~13 ms each on a loaded machine; bench/README.md, "Line-heavy output and bursts".)
  *
  * Requests (stdin): a decimal byte count, '\n', then that many bytes of NUL-terminated fields:
  *   start:  "S" id file cwd stdout stderr nextra (path accessmode)... nargs argv... (argv[0]
  *           included) nenv name=value...; the extra descriptors (a sandbox's status file, seccomp
  *           program, protected directories: the server's own as /proc/<pid>/fd/<n>) become fd 3, 4, …
  *   mkfifo: "F" id npaths path...
- * Replies (stdout), one JSON object a line: {"id":N,"pid":P} once the command has exec'd,
+ * Replies (stdout), one JSON object a line: {"id":N,"pid":P} once the command has exec'd (always
+ * before that command's exit reply),
  * {"id":N,"error":"..."} when it could not start, {"id":N,"exitCode":C,"signalNumber":S} once it
  * exited (one of the two is null), {"id":N,"made":true} or {"id":N,"error":"..."} for a mkfifo.
- * It exits when stdin ends; the commands are the server's to kill, never this helper's.
+ * It exits when stdin ends (once the commands still starting have exec'd or failed); the commands
+ * are the server's to kill, never this helper's.
  *
  * Build: packages/bash-local/scripts/build-native.sh (static, so that it runs on any Linux of the
  * architecture; it builds the source's SHA-256 in, checked by test/native-helper.test.ts).
@@ -95,15 +99,34 @@ static long table_take(pid_t pid) {
   return id;
 }
 
-/* One reply line; a server that stopped reading ends this helper. */
-static void reply(const char *line, size_t length) {
-  while (length > 0) {
-    ssize_t n = write(1, line, length);
+/*
+ * Replies are gathered and written once per turn of the main loop (`flush`, before it waits): the
+ * replies of a burst wake the server once, not once each (on a busy machine every wake-up of the
+ * server can cost it its CPU; see the server's side in helper-launch.ts).
+ */
+static char *out_buffer;
+static size_t out_length, out_cap;
+
+/* Writes the gathered replies; a server that stopped reading ends this helper. */
+static void flush(void) {
+  const char *at = out_buffer;
+  while (out_length > 0) {
+    ssize_t n = write(1, at, out_length);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) _exit(0);
-    line += n;
-    length -= (size_t)n;
+    at += n;
+    out_length -= (size_t)n;
   }
+}
+
+/* One reply line, written by the next `flush`. */
+static void reply(const char *line, size_t length) {
+  if (out_length + length > out_cap) {
+    while (out_length + length > out_cap) out_cap = out_cap ? out_cap * 2 : 4096;
+    if (!(out_buffer = realloc(out_buffer, out_cap))) _exit(70);
+  }
+  memcpy(out_buffer + out_length, line, length);
+  out_length += length;
 }
 
 static void reply_error(long id, const char *what, int error) {
@@ -113,9 +136,74 @@ static void reply_error(long id, const char *what, int error) {
   reply(line, (size_t)n);
 }
 
-/* Shared with the vfork child (same memory until it execs): why it could not start. */
-static volatile int child_errno;
-static volatile const char *child_step;
+/* Why a child could not exec, sent on its status pipe: the step (an index into STEPS) and errno. */
+struct failure {
+  int step, error;
+};
+enum { STEP_SETSID, STEP_PIPES, STEP_DUP2, STEP_DEVNULL, STEP_EXTRA, STEP_CHDIR, STEP_EXEC };
+static const char *const STEPS[] = { "setsid", "cannot open the output pipes", "dup2", "/dev/null", "cannot open the descriptors for the command", "chdir", "spawn" };
+
+/* A command forked but not yet known to have exec'd: its status pipe is polled. */
+struct starting {
+  pid_t pid;
+  long id;
+  int fd;
+  /* Reaped before its pipe said how the exec went; `status` is its wait status. */
+  int reaped, status;
+  /* For the error text (the request's buffer is reused meanwhile). */
+  char *file, *cwd;
+};
+static struct starting *starting;
+static size_t starting_count, starting_cap;
+
+static void reply_exit(long id, int status) {
+  char line[128];
+  int n = WIFSIGNALED(status)
+    ? snprintf(line, sizeof line, "{\"id\":%ld,\"exitCode\":null,\"signalNumber\":%d}\n", id, WTERMSIG(status))
+    : snprintf(line, sizeof line, "{\"id\":%ld,\"exitCode\":%d,\"signalNumber\":null}\n", id, WEXITSTATUS(status));
+  reply(line, (size_t)n);
+}
+
+/* The child, between fork and exec: only system calls (and writing its failure to `report`). */
+__attribute__((noreturn)) static void child(int report, const char *file, const char *cwd, const char *out, const char *err, char **extra, size_t nextra, int *opened, char **argv, char **envp) {
+  struct failure failure = { 0, 0 };
+  int fd;
+  sigset_t none;
+  sigemptyset(&none);
+  signal(SIGPIPE, SIG_DFL);
+  sigprocmask(SIG_SETMASK, &none, NULL);
+  if (setsid() < 0) { failure.step = STEP_SETSID; goto fail; }
+  /* Blocking opens: the server holds the read ends open, so they return at once. */
+  if ((fd = open(out, O_WRONLY | O_CLOEXEC)) < 0) { failure.step = STEP_PIPES; goto fail; }
+  if (dup2(fd, 1) < 0) { failure.step = STEP_DUP2; goto fail; }
+  if ((fd = open(err, O_WRONLY | O_CLOEXEC)) < 0) { failure.step = STEP_PIPES; goto fail; }
+  if (dup2(fd, 2) < 0) { failure.step = STEP_DUP2; goto fail; }
+  if ((fd = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0 || dup2(fd, 0) < 0) { failure.step = STEP_DEVNULL; goto fail; }
+  /* The extra descriptors: each reopened (close-on-exec) above every target number and above the
+     status pipe, then moved to 3, 4, … (dup2 clears close-on-exec; a target never equals a source,
+     which dup2 would keep). The status pipe is moved above them too, so that no dup2 lands on it. */
+  int floor = (int)(3 + nextra);
+  if (report < floor) {
+    int moved = fcntl(report, F_DUPFD_CLOEXEC, floor);
+    if (moved < 0) { failure.step = STEP_EXTRA; goto fail; }
+    report = moved;
+  }
+  for (size_t i = 0; i < nextra; i++) {
+    int mode = (int)strtol(extra[2 * i + 1], NULL, 10) & O_ACCMODE;
+    if ((fd = open(extra[2 * i], mode | O_CLOEXEC)) < 0) { failure.step = STEP_EXTRA; goto fail; }
+    if ((opened[i] = fcntl(fd, F_DUPFD_CLOEXEC, floor)) < 0) { failure.step = STEP_EXTRA; goto fail; }
+    close(fd);
+  }
+  for (size_t i = 0; i < nextra; i++)
+    if (dup2(opened[i], (int)(3 + i)) < 0) { failure.step = STEP_EXTRA; goto fail; }
+  if (chdir(cwd) < 0) { failure.step = STEP_CHDIR; goto fail; }
+  execve(file, argv, envp);
+  failure.step = STEP_EXEC;
+fail:
+  failure.error = errno;
+  while (write(report, &failure, sizeof failure) < 0 && errno == EINTR) {}
+  _exit(127);
+}
 
 static void start(long id, char **fields, size_t count) {
   /* fields: file cwd stdout stderr nextra (path mode)... nargs argv... nenv env... */
@@ -137,60 +225,61 @@ static void start(long id, char **fields, size_t count) {
   argv[nargs] = NULL;
   memcpy(envp, fields + at + 2 + nargs, nenv * sizeof *envp);
   envp[nenv] = NULL;
-  child_errno = 0;
-  child_step = "";
-  pid_t pid = vfork();
+  int status_pipe[2];
+  if (pipe2(status_pipe, O_CLOEXEC) < 0) {
+    int error = errno;
+    free(argv), free(envp), free(opened);
+    return reply_error(id, "pipe", error);
+  }
+  pid_t pid = fork();
   if (pid == 0) {
-    /* The child: only system calls until exec (it runs on the parent's memory and stack). */
-    int fd;
-    sigset_t none;
-    sigemptyset(&none);
-    signal(SIGPIPE, SIG_DFL);
-    sigprocmask(SIG_SETMASK, &none, NULL);
-    if (setsid() < 0) { child_step = "setsid"; goto fail; }
-    /* Blocking opens: the server holds the read ends open, so they return at once. */
-    if ((fd = open(out, O_WRONLY | O_CLOEXEC)) < 0) { child_step = "cannot open the output pipes"; goto fail; }
-    if (dup2(fd, 1) < 0) { child_step = "dup2"; goto fail; }
-    if ((fd = open(err, O_WRONLY | O_CLOEXEC)) < 0) { child_step = "cannot open the output pipes"; goto fail; }
-    if (dup2(fd, 2) < 0) { child_step = "dup2"; goto fail; }
-    if ((fd = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0 || dup2(fd, 0) < 0) { child_step = "/dev/null"; goto fail; }
-    /* The extra descriptors: each reopened (close-on-exec) above every target number, then moved
-       to 3, 4, … (dup2 clears close-on-exec; a target never equals a source, which dup2 would keep). */
-    for (size_t i = 0; i < nextra; i++) {
-      int mode = (int)strtol(extra[2 * i + 1], NULL, 10) & O_ACCMODE;
-      if ((fd = open(extra[2 * i], mode | O_CLOEXEC)) < 0) { child_step = "cannot open the descriptors for the command"; goto fail; }
-      if ((opened[i] = fcntl(fd, F_DUPFD_CLOEXEC, (int)(3 + nextra))) < 0) { child_step = "cannot open the descriptors for the command"; goto fail; }
-      close(fd);
-    }
-    for (size_t i = 0; i < nextra; i++)
-      if (dup2(opened[i], (int)(3 + i)) < 0) { child_step = "cannot open the descriptors for the command"; goto fail; }
-    if (chdir(cwd) < 0) { child_step = "chdir"; goto fail; }
-    execve(file, argv, envp);
-    child_step = "spawn";
-  fail:
-    child_errno = errno;
-    _exit(127);
+    close(status_pipe[0]);
+    child(status_pipe[1], file, cwd, out, err, extra, nextra, opened, argv, envp);
   }
   int error = errno;
-  free(argv);
-  free(envp);
-  free(opened);
-  if (pid < 0) return reply_error(id, "vfork", error);
-  if (child_errno != 0) {
-    /* Exited without exec: reaped here, it was never a command. */
-    int status;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
-    const char *step = (const char *)child_step;
-    char what[1024];
-    if (strcmp(step, "spawn") == 0) snprintf(what, sizeof what, "spawn %s", file);
-    else if (strcmp(step, "chdir") == 0) snprintf(what, sizeof what, "cannot enter the workdir %s", cwd);
-    else snprintf(what, sizeof what, "%s", step);
-    return reply_error(id, what, child_errno);
+  close(status_pipe[1]);
+  free(argv), free(envp), free(opened);
+  if (pid < 0) {
+    close(status_pipe[0]);
+    return reply_error(id, "fork", error);
   }
-  table_put(pid, id);
-  char line[128];
-  int n = snprintf(line, sizeof line, "{\"id\":%ld,\"pid\":%d}\n", id, (int)pid);
-  reply(line, (size_t)n);
+  if (starting_count == starting_cap) {
+    starting_cap = starting_cap ? starting_cap * 2 : 64;
+    if (!(starting = realloc(starting, starting_cap * sizeof *starting))) _exit(70);
+  }
+  char *file_copy = strdup(file), *cwd_copy = strdup(cwd);
+  if (!file_copy || !cwd_copy) _exit(70);
+  starting[starting_count++] = (struct starting){ .pid = pid, .id = id, .fd = status_pipe[0], .file = file_copy, .cwd = cwd_copy };
+}
+
+/* The status pipe of starting[i] is readable: end of file (it exec'd) or its failure. */
+static void started(size_t i) {
+  struct starting entry = starting[i];
+  struct failure failure;
+  ssize_t n;
+  while ((n = read(entry.fd, &failure, sizeof failure)) < 0 && errno == EINTR) {}
+  if (n < 0 && errno == EAGAIN) return;
+  close(entry.fd);
+  starting[i] = starting[--starting_count];
+  if (n == (ssize_t)sizeof failure) {
+    /* Exited without exec: reaped here (unless it was already), it was never a command. */
+    int status;
+    if (!entry.reaped) while (waitpid(entry.pid, &status, 0) < 0 && errno == EINTR) {}
+    char what[1024];
+    if (failure.step == STEP_EXEC) snprintf(what, sizeof what, "spawn %s", entry.file);
+    else if (failure.step == STEP_CHDIR) snprintf(what, sizeof what, "cannot enter the workdir %s", entry.cwd);
+    else snprintf(what, sizeof what, "%s", STEPS[failure.step >= 0 && failure.step <= STEP_EXEC ? failure.step : STEP_EXEC]);
+    reply_error(entry.id, what, failure.error);
+  } else {
+    /* End of file (the pipe closed on exec) or a read error: the command runs. */
+    char line[128];
+    int len = snprintf(line, sizeof line, "{\"id\":%ld,\"pid\":%d}\n", entry.id, (int)entry.pid);
+    reply(line, (size_t)len);
+    if (entry.reaped) reply_exit(entry.id, entry.status);
+    else table_put(entry.pid, entry.id);
+  }
+  free(entry.file);
+  free(entry.cwd);
 }
 
 static void make_fifos(long id, char **fields, size_t count) {
@@ -212,12 +301,17 @@ static void reap(void) {
     pid_t pid = waitpid(-1, &status, WNOHANG);
     if (pid <= 0) return;
     long id = table_take(pid);
-    if (id < 0) continue;
-    char line[128];
-    int n = WIFSIGNALED(status)
-      ? snprintf(line, sizeof line, "{\"id\":%ld,\"exitCode\":null,\"signalNumber\":%d}\n", id, WTERMSIG(status))
-      : snprintf(line, sizeof line, "{\"id\":%ld,\"exitCode\":%d,\"signalNumber\":null}\n", id, WEXITSTATUS(status));
-    reply(line, (size_t)n);
+    if (id >= 0) {
+      reply_exit(id, status);
+      continue;
+    }
+    /* Still starting: its status pipe says how the exec went, then its exit is reported. */
+    for (size_t i = 0; i < starting_count; i++)
+      if (starting[i].pid == pid) {
+        starting[i].reaped = 1;
+        starting[i].status = status;
+        break;
+      }
   }
 }
 
@@ -253,9 +347,26 @@ int main(void) {
   size_t cap = 1 << 16, have = 0;
   char *buffer = malloc(cap);
   if (!buffer) return 70;
-  struct pollfd fds[2] = { { .fd = 0, .events = POLLIN }, { .fd = sfd, .events = POLLIN } };
+  struct pollfd *fds = NULL;
+  size_t fds_cap = 0;
+  /* Once stdin ends, the helper only waits for the commands still starting (their pid replies). */
+  int input_open = 1;
   for (;;) {
-    if (poll(fds, 2, -1) < 0) {
+    if (!input_open && starting_count == 0) {
+      flush();
+      return 0;
+    }
+    /* stdin, the signalfd, then the status pipe of every command still starting. */
+    if (fds_cap < 2 + starting_count) {
+      fds_cap = 2 + starting_count + 64;
+      if (!(fds = realloc(fds, fds_cap * sizeof *fds))) return 70;
+    }
+    fds[0] = (struct pollfd){ .fd = input_open ? 0 : -1, .events = POLLIN };
+    fds[1] = (struct pollfd){ .fd = sfd, .events = POLLIN };
+    size_t polled = starting_count;
+    for (size_t i = 0; i < polled; i++) fds[2 + i] = (struct pollfd){ .fd = starting[i].fd, .events = POLLIN };
+    flush();
+    if (poll(fds, 2 + polled, -1) < 0) {
       if (errno == EINTR) continue;
       return 72;
     }
@@ -264,11 +375,23 @@ int main(void) {
       while (read(sfd, &info, sizeof info) > 0) {}
       reap();
     }
+    /* From the last: `started` moves the last entry into the slot it frees. */
+    for (size_t i = polled; i-- > 0;)
+      if (fds[2 + i].revents) {
+        for (size_t j = 0; j < starting_count; j++)
+          if (starting[j].fd == fds[2 + i].fd) {
+            started(j);
+            break;
+          }
+      }
     if (!fds[0].revents) continue;
     if (have == cap && !(buffer = realloc(buffer, cap *= 2))) return 70;
     ssize_t n = read(0, buffer + have, cap - have);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return 0; /* The server is gone or disposed the executor. */
+    if (n <= 0) { /* The server is gone or disposed the executor. */
+      input_open = 0;
+      continue;
+    }
     have += (size_t)n;
     /* Every complete request in the buffer. */
     size_t at = 0;

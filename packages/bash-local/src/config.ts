@@ -26,7 +26,7 @@ export const localConfigSchema = z
      * FIFOs; a wrapper's extra descriptors (bwrap's) go through the helper. Default `helper`. See
      * bench/README.md, "Launcher".
      * `helper` is the native helper (native/launcher.c, prebuilt for x86-64 Linux so far: it starts
-     * commands with vfork, about twice as cheap as a fork of any Node process) where the package ships
+     * commands with a fork of its own small process, about twice as cheap as a fork of any Node process) where the package ships
      * one this process may execute, else the Node helper (dist/launcher-helper.js); `helper-native`
      * and `helper-node` ask for one of them (`helper-native` is a config error where none ships).
      */

@@ -1,13 +1,13 @@
 import { execFileSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
-import { readFileSync, statSync } from 'node:fs'
+import { closeSync, constants, openSync, readFileSync, statSync, unlinkSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { findExecutable } from '../src/config.js'
 import { LauncherHelper, nativeHelperPath } from '../src/helper-launch.js'
 import type { LaunchPlan } from '../src/launch.js'
 import { ProcessGroupTracker } from '../src/pgroup.js'
-import { FifoPipePool } from '../src/pipes.js'
+import { closePipe, FifoPipePool } from '../src/pipes.js'
 import { scratchDir } from './helpers.js'
 
 const dir = scratchDir()
@@ -91,6 +91,42 @@ describe.skipIf(!native)('native launcher helper', () => {
       ok.release()
     })
   })
+
+  it('a command that has not reached its exec yet does not hold the next one: each start reports its exec on its own', async () => {
+    await withHelper(async (helper, pool) => {
+      // A FIFO with a writer and no reader: the child's open of it as stdout blocks (before exec) until a reader comes.
+      const fifo = join(dir.path, 'no-reader')
+      execFileSync('mkfifo', ['-m', '600', fifo])
+      const reader = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK)
+      const writer = openSync(fifo, constants.O_WRONLY)
+      closeSync(reader)
+      const stuck = await plan(pool, BASH, ['--noprofile', '--norc', '-c', 'echo late'])
+      const dummy = await pool.take()
+      closePipe(stuck.pipes!.stdout)
+      closeSync(dummy.writeFd)
+      stuck.pipes!.stdout = { readFd: dummy.readFd, writeFd: writer }
+      const stuckLaunch = helper.launch(stuck)
+      let release = -1
+      try {
+        // With vfork the helper waited for that exec: this launch never got its pid.
+        const next = await Promise.race([
+          helper.launch(await plan(pool, BASH, ['--noprofile', '--norc', '-c', 'echo fine'])),
+          new Promise<never>((_, reject) => setTimeout(() => reject(new Error('the next start waited for the blocked one')), 20_000)),
+        ])
+        expect(await text(next.stdout)).toBe('fine\n')
+        expect(await next.exited).toEqual({ exitCode: 0, signal: null })
+        next.release()
+      } finally {
+        // A reader: the blocked child's open returns, and it execs.
+        release = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK)
+      }
+      const late = await stuckLaunch
+      expect(await late.exited).toEqual({ exitCode: 0, signal: null })
+      late.release()
+      closeSync(release)
+      unlinkSync(fifo)
+    })
+  }, 60_000)
 
   it('a death by signal is reported by name; an exit code above 128 stays an exit code', async () => {
     await withHelper(async (helper, pool) => {

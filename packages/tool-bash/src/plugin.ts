@@ -38,6 +38,7 @@ import {
   taskParameters,
 } from './schema.js'
 import { toolBashErrors } from './errors.js'
+import { newestLineReporter } from './progress-line.js'
 import { ASK_USER_SENTENCE, sendUserReply, TYPED_TEXT } from './secret-input.js'
 
 /** The source every completion notice carries. */
@@ -316,28 +317,6 @@ function tellSession(ctx: Context, owner: string, text: string, taskId: string):
   } catch (error) {
     // The agent went away between the lookup and the call: nothing to tell it any more.
     if (!hasCode(error, CALLER_ERROR.disposed)) ctx.logger('dsh-tool-bash').error(`could not deliver the notice of ${taskId}: ${messageOf(error)}`)
-  }
-}
-
-/**
- * Turns live output into progress updates carrying the newest complete, non-blank line (both
- * streams), reported only when it changes; front ends throttle further.
- */
-function newestLineReporter(report: NonNullable<ToolCall['onProgress']>): NonNullable<BashExecRequest['onOutput']> {
-  const partial = { stdout: '', stderr: '' }
-  let last = ''
-  return (stream, text) => {
-    const lines = (partial[stream] + text).split('\n')
-    partial[stream] = (lines.pop() ?? '').slice(-4096)
-    for (let i = lines.length - 1; i >= 0; i--) {
-      const line = lines[i].trim()
-      if (line === '') continue
-      if (line !== last) {
-        last = line
-        report({ message: line.length > 200 ? `${line.slice(0, 200)}…` : line })
-      }
-      return
-    }
   }
 }
 
