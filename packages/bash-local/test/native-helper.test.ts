@@ -88,7 +88,7 @@ describe.skipIf(!native)('native launcher helper', () => {
       const ok = await helper.launch(await plan(pool, BASH, ['--noprofile', '--norc', '-c', 'echo fine']))
       expect(await text(ok.stdout)).toBe('fine\n')
       expect(await ok.exited).toEqual({ exitCode: 0, signal: null })
-      ok.release()
+      await ok.release()
     })
   })
 
@@ -96,10 +96,10 @@ describe.skipIf(!native)('native launcher helper', () => {
     await withHelper(async (helper, pool) => {
       const killed = await helper.launch(await plan(pool, BASH, ['--noprofile', '--norc', '-c', 'kill -USR1 $$']))
       expect(await killed.exited).toEqual({ exitCode: null, signal: 'SIGUSR1' })
-      killed.release()
+      await killed.release()
       const exited = await helper.launch(await plan(pool, BASH, ['--noprofile', '--norc', '-c', 'exit 138']))
       expect(await exited.exited).toEqual({ exitCode: 138, signal: null })
-      exited.release()
+      await exited.release()
     })
   })
 
@@ -113,7 +113,7 @@ describe.skipIf(!native)('native launcher helper', () => {
       expect(outputs).toEqual(['100000\n0\n', '100000\n1\n', '100000\n2\n'])
       for (const l of launched) {
         await l.exited
-        l.release()
+        await l.release()
       }
     })
   })
@@ -130,7 +130,7 @@ describe.skipIf(!native)('native launcher helper', () => {
       } finally {
         // The orphan is the executor's to kill (its process group here), never the helper's.
         await running.terminate(200)
-        running.release()
+        await running.release()
       }
       expect(await running.countLeftovers()).toBe(0)
     })
