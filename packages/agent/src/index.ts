@@ -8,8 +8,9 @@ export {
   type ModelReply,
   type ModelRequest,
   type ModelToolCall,
+  type InjectSource,
 } from './adapter.js'
-export type { InjectedContext, InjectOptions, InjectSource } from './inject.js'
+export type { InjectedContext, InjectOptions } from './inject.js'
 export { resultText } from './loop.js'
 export { ScriptedAdapter, type ScriptStep } from './scripted.js'
 export {

@@ -1,4 +1,5 @@
-export { LocalExecutor, MAX_ARGUMENT_BYTES, type CommandLine } from './executor.js'
+export { LocalExecutor, MAX_ARGUMENT_BYTES } from './executor.js'
+export type { CommandLine } from './command-line.js'
 export { localConfigSchema, parseLocalConfig, findExecutable, type LocalExecutorConfig, type LocalExecutorConfigInput } from './config.js'
 export type { ContainmentKind, ProcessTracker } from './tracker.js'
 export { pidsWithCmdline, settledPidsWithCmdline, readStat, isLive } from './proc.js'

@@ -13,7 +13,7 @@ export {
 } from './descriptions.js'
 export { type ResultBudget, checkBudget, tailWithin, lineCount, fits, MARKER_RESERVE, spillThreshold } from './budget.js'
 export { presentBashCall, presentBashResult, presentTaskCall, presentTaskResult, readRunStatus, type RunStatus } from './present.js'
-export { TOOL_BASH_ERROR, toolBashErrors } from './errors.js'
+export { TOOL_BASH_ERROR, toolBashErrors, foreignTaskMessage } from './errors.js'
 export {
   askUserShape,
   checkInputChoice,
