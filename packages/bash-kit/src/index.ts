@@ -1,3 +1,16 @@
+/**
+ * @deepseek-ai/dsh-bash-kit — the executor machinery every backend shares: `ProcessExecutor`.
+ *
+ * Flow at a glance: a backend subclasses `ProcessExecutor` (process-executor.ts) and implements one
+ * method, `launch(spec, identity)`, returning a `LaunchedCommand` (launched.ts). The kit does the
+ * rest: `resolve` (config.ts: defaults, caps, env names), the environment (env.ts: scrubbed,
+ * non-interactive), a foreground run's stops (run-stops.ts: timeout, abort, dispose, yield), both
+ * streams into collectors (output-pair.ts → collector.ts, spill files under spill-dirs.ts, spill
+ * threshold by spill-meter.ts), interactive tasks through a headless terminal (terminal.ts),
+ * background tasks by id (task-table.ts, task.ts), kill, eviction and disposal. Wrappers of a
+ * launched command extend `DelegatingCommand` (delegating.ts). Public names: README, pinned by
+ * test/exports.test.ts.
+ */
 export { OutputCollector, type CollectorOptions, type CollectorRead } from './collector.js'
 export {
   NON_INTERACTIVE_ENV,
