@@ -67,8 +67,8 @@ const PUBLIC: Record<string, string[]> = {
     'parseKubernetesConfig', 'podCommand', 'readTemplate', 'sweepDeadPods',
   ],
   '@deepseek-ai/dsh-bash-local': [
-    'CleanedUpCommand', 'LocalExecutor', 'MAX_ARGUMENT_BYTES', 'findExecutable', 'isLive',
-    'localConfigSchema', 'parseLocalConfig', 'pidsWithCmdline', 'readStat', 'runCleanup',
+    'LocalExecutor', 'MAX_ARGUMENT_BYTES', 'findExecutable', 'isLive',
+    'localConfigSchema', 'parseLocalConfig', 'pidsWithCmdline', 'readStat',
     'settledPidsWithCmdline',
   ],
   '@deepseek-ai/dsh-bash-policy': [
