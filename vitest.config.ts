@@ -2,7 +2,8 @@ import { defineConfig } from 'vitest/config'
 
 export default defineConfig({
   test: {
-    include: ['packages/*/test/**/*.test.ts'],
+    // The packages' suites, and the repository's own habits (import circles, public exports): test/.
+    include: ['packages/*/test/**/*.test.ts', 'test/**/*.test.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     // Real processes: keep the machine (2 cores) from being oversubscribed.

@@ -1,5 +1,4 @@
 import type { ToolSchema } from '@deepseek-ai/dsh-tools'
-import type { InjectSource } from './inject.js'
 import { agentErrors } from './errors.js'
 
 /** A tool call the model asked for. */
@@ -14,6 +13,14 @@ export interface ModelToolCall {
 
 /** Who speaks in a chat message, as in OpenAI's chat-completions API. */
 export type ChatRole = 'system' | 'user' | 'assistant' | 'tool'
+
+/**
+ * Who injected context (`agent.inject`, inject.ts), as carried on the message it became; defined here
+ * with the messages so that inject.ts depends on adapter.ts and not back. `{kind: 'plugin', plugin}`
+ * for plugins (tool-bash uses `{kind: 'plugin', plugin: 'tool-bash'}`); other kinds may carry any
+ * extra fields.
+ */
+export type InjectSource = { kind: 'plugin'; plugin: string } | { kind: string; [key: string]: unknown }
 
 /** One message of a conversation (OpenAI-chat-like). Messages in an agent's history are frozen. */
 export interface ChatMessage {

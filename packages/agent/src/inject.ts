@@ -1,12 +1,6 @@
 import type { ToolContent } from '@deepseek-ai/dsh-tools'
-import type { ChatMessage } from './adapter.js'
+import type { ChatMessage, InjectSource } from './adapter.js'
 import { agentErrors } from './errors.js'
-
-/**
- * Who injected context. `{kind: 'plugin', plugin}` for plugins (tool-bash uses
- * `{kind: 'plugin', plugin: 'tool-bash'}`); other kinds may carry any extra fields.
- */
-export type InjectSource = { kind: 'plugin'; plugin: string } | { kind: string; [key: string]: unknown }
 
 export interface InjectOptions {
   /** Who injects; required. */

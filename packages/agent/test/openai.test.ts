@@ -26,7 +26,7 @@ afterEach(async () => {
 /** A tiny chat-completions server on 127.0.0.1 that answers each POST with the next scripted response. */
 async function serve(responses: ((received: Received) => { status?: number; body: unknown })[]) {
   const received: Received[] = []
-  server = createServer(async (req: IncomingMessage, res: ServerResponse) => {
+  const answer = async (req: IncomingMessage, res: ServerResponse) => {
     const chunks: Buffer[] = []
     for await (const chunk of req) chunks.push(chunk as Buffer)
     const text = Buffer.concat(chunks).toString('utf8')
@@ -36,6 +36,11 @@ async function serve(responses: ((received: Received) => { status?: number; body
     const { status = 200, body } = respond ? respond(entry) : { status: 500, body: { error: 'script exhausted' } }
     res.writeHead(status, { 'content-type': 'application/json' })
     res.end(typeof body === 'string' ? body : JSON.stringify(body))
+  }
+  // A request that fails here (an aborted body, bad JSON) ends its connection instead of
+  // becoming an unhandled rejection in the test run.
+  server = createServer((req, res) => {
+    answer(req, res).catch((error: Error) => res.destroy(error))
   })
   server.listen(0, '127.0.0.1')
   await once(server, 'listening')

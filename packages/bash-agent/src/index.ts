@@ -14,7 +14,7 @@ export { AGENT_ERROR, agentErrors, type AgentErrors } from './errors.js'
 export { encodeFrame, FrameReader, HELLO_START } from './frames.js'
 export { AgentSession, type AgentHello, type AgentStream, type CommandSink } from './session.js'
 export { launchThroughAgent, type AgentLaunchedCommand, type AgentLaunchOptions, type AgentWaitOptions } from './command.js'
-export { serveLimitArgs, type AgentLimits } from './limits.js'
+export { type AgentLimits } from './limits.js'
 export { describeNote, EmptyWait, type EmptyWaitOptions, type EmptyWaitTarget } from './empty-wait.js'
 export {
   CONTAINER_AGENT_DIR,

@@ -19,6 +19,7 @@ import { ProcessGroupTracker } from './pgroup.js'
 import { closePipe, FifoPipePool, type PipeEnds } from './pipes.js'
 import { launcherScript, preludeScript } from './prelude.js'
 import { spawnPtyPlan } from './pty.js'
+import type { CommandLine } from './command-line.js'
 import { CleanedUpCommand, type LaunchTransform, runCleanup, type TransformedLaunch } from './transform.js'
 import { type CommandResources, ResourceControl } from './limits.js'
 import { hasProc } from './proc.js'
@@ -29,30 +30,6 @@ import type { ContainmentKind, ProcessTracker } from './tracker.js'
  * script is handed to bash as a private file instead of `-c`.
  */
 export const MAX_ARGUMENT_BYTES = 128 * 1024 - 1
-
-/** What to execute for one command. */
-export interface CommandLine {
-  file: string
-  args: string[]
-  /**
-   * True when `file` is bash itself, which joins its cgroup and closes inherited descriptors through
-   * the BASH_ENV prelude before it runs anything. False for wrappers (bwrap, …): they are started
-   * through a bash launcher that does the same (keeping `extraFds`) and then execs them.
-   */
-  joinsThroughBashEnv: boolean
-  /**
-   * True when `file` is a monitor that ends by itself when the command's main process does and
-   * forwards no signal (bwrap). Termination then sends SIGTERM to the other processes only, so
-   * that the command can handle it (the monitor then reports its exit), and SIGKILL to everything
-   * after the grace period. Default false: SIGTERM goes to every process, `file` included.
-   */
-  monitor?: boolean
-  /**
-   * Open file descriptors given to `file` as fd 3, 4, … (a wrapper's status file). The executor
-   * closes its own copies once the process is spawned, or failed to spawn.
-   */
-  extraFds?: number[]
-}
 
 /**
  * The local executor: each command is `bash --noprofile --norc -c <command>` in a new session and

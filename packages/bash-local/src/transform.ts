@@ -1,7 +1,7 @@
 import { Logger } from 'cordis'
 import type { BashErrorCode, BashExecSpec } from '@deepseek-ai/dsh-bash'
 import { DelegatingCommand, type LaunchedCommand } from '@deepseek-ai/dsh-bash-kit'
-import type { CommandLine } from './executor.js'
+import type { CommandLine } from './command-line.js'
 
 /**
  * A transform of the command line, composed with the local launcher (the sandbox is one): the

@@ -88,7 +88,7 @@ describe.skipIf(!native)('native launcher helper', () => {
       const ok = await helper.launch(await plan(pool, BASH, ['--noprofile', '--norc', '-c', 'echo fine']))
       expect(await text(ok.stdout)).toBe('fine\n')
       expect(await ok.exited).toEqual({ exitCode: 0, signal: null })
-      ok.release()
+      await ok.release()
     })
   })
 
@@ -115,14 +115,14 @@ describe.skipIf(!native)('native launcher helper', () => {
         ])
         expect(await text(next.stdout)).toBe('fine\n')
         expect(await next.exited).toEqual({ exitCode: 0, signal: null })
-        next.release()
+        await next.release()
       } finally {
         // A reader: the blocked child's open returns, and it execs.
         release = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK)
       }
       const late = await stuckLaunch
       expect(await late.exited).toEqual({ exitCode: 0, signal: null })
-      late.release()
+      await late.release()
       closeSync(release)
       unlinkSync(fifo)
     })
@@ -132,10 +132,10 @@ describe.skipIf(!native)('native launcher helper', () => {
     await withHelper(async (helper, pool) => {
       const killed = await helper.launch(await plan(pool, BASH, ['--noprofile', '--norc', '-c', 'kill -USR1 $$']))
       expect(await killed.exited).toEqual({ exitCode: null, signal: 'SIGUSR1' })
-      killed.release()
+      await killed.release()
       const exited = await helper.launch(await plan(pool, BASH, ['--noprofile', '--norc', '-c', 'exit 138']))
       expect(await exited.exited).toEqual({ exitCode: 138, signal: null })
-      exited.release()
+      await exited.release()
     })
   })
 
@@ -149,7 +149,7 @@ describe.skipIf(!native)('native launcher helper', () => {
       expect(outputs).toEqual(['100000\n0\n', '100000\n1\n', '100000\n2\n'])
       for (const l of launched) {
         await l.exited
-        l.release()
+        await l.release()
       }
     })
   })
@@ -166,7 +166,7 @@ describe.skipIf(!native)('native launcher helper', () => {
       } finally {
         // The orphan is the executor's to kill (its process group here), never the helper's.
         await running.terminate(200)
-        running.release()
+        await running.release()
       }
       expect(await running.countLeftovers()).toBe(0)
     })

@@ -56,7 +56,7 @@ export class EgressProxy {
   listen(socketPath: string, extra: readonly EgressRuleSet[] = []): ProxyLaunch {
     const launch = new ProxyLaunch(this, socketPath, [this.settings.rules, ...extra])
     this.launches.add(launch)
-    launch.closed.then(() => this.launches.delete(launch))
+    void launch.closed.then(() => this.launches.delete(launch))
     return launch
   }
 

@@ -1,3 +1,15 @@
+/**
+ * @deepseek-ai/dsh-bash — `ctx.bash`: the executor seam, its types, errors and conformance suite.
+ *
+ * Flow at a glance: a caller (tool-bash, the MCP server) turns a request into a spec with
+ * `ctx.bash.resolve(request)` (the only place defaults and caps apply), then `run(spec)` for a
+ * foreground result or `start(spec)` for a background task, `readOutput` / `write` / `kill` on it;
+ * `onTaskDone` listeners hear each task's end. Everything crossing the seam is plain data
+ * (types.ts), every deliberate failure a coded error (errors.ts). executor.ts is the abstract base
+ * that every executor extends (the kit's ProcessExecutor does); conformance/ is the suite each
+ * executor runs (`./conformance`); secret-env.ts, output-uri.ts, logs.ts and util.ts are the few
+ * helpers all packages above share. No process is started here.
+ */
 export * from './types.js'
 export type { TerminalModes } from './terminal-modes.js'
 export { BashExecutor } from './executor.js'

@@ -316,8 +316,11 @@ export interface BashTaskRead {
   spillPaths: { stdout?: string; stderr?: string }
 }
 
-/** Listener of `onTaskDone`. */
-export type TaskDoneListener = (task: BashTask) => void
+/**
+ * Listener of `onTaskDone`. What it returns is ignored, except that a returned promise's rejection is
+ * logged like a throw (never unhandled): an async listener is fine.
+ */
+export type TaskDoneListener = (task: BashTask) => unknown
 
 /** One of a command's two output streams. */
 export type OutputStream = 'stdout' | 'stderr'

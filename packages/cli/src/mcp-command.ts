@@ -151,7 +151,8 @@ export async function runMcp(options: McpOptions): Promise<number> {
   }
 
   const why = await new Promise<string>((resolve) => {
-    server.closed.then(() => resolve('client closed'))
+    // `closed` only ever resolves (stdio.ts, http.ts): nothing to catch.
+    void server.closed.then(() => resolve('client closed'))
     onStopSignals((signal) => resolve(signal))
     // A bug must not leave the tasks running: stop everything, then exit 1.
     process.on('uncaughtException', (error) => {

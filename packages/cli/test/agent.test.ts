@@ -40,7 +40,7 @@ afterEach(async () => {
  */
 async function serve(steps: Step[]) {
   const received: Received[] = []
-  server = createServer(async (req: IncomingMessage, res: ServerResponse) => {
+  const answer = async (req: IncomingMessage, res: ServerResponse) => {
     const chunks: Buffer[] = []
     for await (const chunk of req) chunks.push(chunk as Buffer)
     const text = Buffer.concat(chunks).toString('utf8')
@@ -56,6 +56,11 @@ async function serve(steps: Step[]) {
     if (res.destroyed) return
     res.writeHead(reply.status ?? 200, { 'content-type': 'application/json' })
     res.end(typeof reply.body === 'string' ? reply.body : JSON.stringify(reply.body))
+  }
+  // A request that fails here (an aborted body, bad JSON) ends its connection instead of
+  // becoming an unhandled rejection in the test run.
+  server = createServer((req, res) => {
+    answer(req, res).catch((error: Error) => res.destroy(error))
   })
   server.listen(0, '127.0.0.1')
   await once(server, 'listening')

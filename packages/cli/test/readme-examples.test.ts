@@ -7,14 +7,13 @@
  * What a block reads on stdin and must print is in STDIO below, by file; the default is no input.
  */
 import { spawn } from 'node:child_process'
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join, relative } from 'node:path'
 import { transformSync } from 'rolldown/experimental'
 import { afterAll, describe, expect, it } from 'vitest'
 import { ROOT } from './helpers.js'
-
-const MARKER = '<!-- runs in CI as written: packages/cli/test/readme-examples.test.ts -->'
+import { tsBlocks } from './readme-blocks.js'
 
 const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'readme', version: '1' } } }
 const call = { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'bash', arguments: { command: 'echo hello', description: 'say hello' } } }
@@ -30,29 +29,9 @@ const STDIO: Record<string, { stdin?: string[]; stdout: string }> = {
   },
 }
 
-function markdown(dir: string): string[] {
-  return readdirSync(join(ROOT, dir), { withFileTypes: true }).flatMap((entry) => {
-    if (entry.name === 'node_modules' || entry.name.startsWith('.') || entry.name === 'dist' || entry.name === 'lib') return []
-    const path = join(dir, entry.name)
-    if (entry.isDirectory()) return markdown(path)
-    return entry.name.endsWith('.md') ? [path] : []
-  })
-}
-
 /** Every marked block: [file, index, code]. */
 function examples(): [string, number, string][] {
-  const found: [string, number, string][] = []
-  for (const file of ['README.md', ...markdown('docs'), ...markdown('packages')]) {
-    const lines = readFileSync(join(ROOT, file), 'utf8').split('\n')
-    let index = 0
-    for (let i = 0; i < lines.length; i++) {
-      if (lines[i].trim() !== MARKER) continue
-      if (lines[i + 1]?.trim() !== '```ts') throw new Error(`${file}:${i + 1}: the marker must be followed by a \`\`\`ts block`)
-      const end = lines.indexOf('```', i + 2)
-      found.push([file, index++, lines.slice(i + 2, end).join('\n')])
-    }
-  }
-  return found
+  return tsBlocks().flatMap((block) => (block.marker === 'runs' ? [[block.file, block.runIndex!, block.code] as [string, number, string]] : []))
 }
 
 const dirs: string[] = []

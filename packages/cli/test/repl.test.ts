@@ -104,7 +104,11 @@ describe('dsh-bash repl with piped stdin', () => {
     expect(await repl.send(':call bash {oops', 'JSON')).toMatch(/^:call: the arguments are not JSON: /)
     await repl.send(':json', 'JSON')
     // The whole result: the text and the facts (durationMs varies).
-    expect(JSON.parse(await repl.send('true', '}}\n'))).toEqual({
+    const whole = JSON.parse(await repl.send('true', '}}\n')) as { structured: Record<string, unknown> }
+    // CPU time and peak memory come only where the executor measures them (cgroup containment): both or neither.
+    const { cpuMs, peakMemoryBytes, ...facts } = whole.structured
+    expect([typeof cpuMs, typeof peakMemoryBytes]).toEqual(cpuMs === undefined ? ['undefined', 'undefined'] : ['number', 'number'])
+    expect({ ...whole, structured: facts }).toEqual({
       content: [{ type: 'text', text: '(no output)' }],
       isError: false,
       structured: { status: 'completed', exitCode: 0, signal: null, taskId: null, truncated: false, fullOutput: null, fullOutputs: { stdout: null, stderr: null }, durationMs: expect.any(Number), workdir: expect.any(String), sandboxMode: null, outputBytes: { stdout: 0, stderr: 0 } },

@@ -1,3 +1,14 @@
+/**
+ * @deepseek-ai/dsh-mcp — serves `ctx.tools` to MCP clients, one agent session per client.
+ *
+ * Flow at a glance: on stdio, the front (front.ts) owns stdin from the first byte and answers
+ * `initialize` before the SDK loads, checking every line (protocol.ts), then hands the session to
+ * the SDK (front-transport.ts, stdio.ts); over HTTP, http.ts serves streamable HTTP with a bearer
+ * token. Either way `McpHost` (host.ts) creates an `McpSession` (session.ts: SDK server + agent +
+ * session options) per client → `tools/call` becomes `ctx.tools.execute` as that agent; approvals
+ * become elicitations (elicit.ts), `ask_user` replies a one-time page (secret-elicit.ts,
+ * secret-page.ts), full outputs resources (resources.ts); loop-turns.ts keeps work fair under load.
+ */
 export { McpHost, type McpHostOptions } from './host.js'
 export { McpSession, SESSION_CAPABILITY, type SessionOptions } from './session.js'
 export { serveStdio, DEFAULT_MAX_LINE_BYTES, type StdioHandle, type StdioOptions } from './stdio.js'
@@ -17,7 +28,4 @@ export { MCP_ERROR, mcpErrors } from './errors.js'
 export { openSecretPage, SECRET_PAGE_WARNING, type SecretPage, type SecretPageOptions } from './secret-page.js'
 export { secretElicitationMessage, DEFAULT_SECRET_INPUT, MAX_MESSAGE_COMMAND, type SecretInputOptions } from './secret-elicit.js'
 export { ReplyDesk, waitingAnnouncement, type WaitingReply, type DeskAnswer } from './reply-desk.js'
-export { serveReplyDesk, handleReplyRequest, refusePeer, replyRefusals, REPLY_PATH, type ReplyEndpoint } from './reply-endpoint.js'
-export { replyDirectory, checkPrivateDirectory, readDesks, RUNTIME_DIR_VARIABLE, type DeskAddress } from './reply-dir.js'
-export { findPeer, commandOfServer, type Peer } from './reply-peer.js'
-export { UNASKED_MS } from './secret-elicit.js'
+export { commandOfServer } from './reply-peer.js'

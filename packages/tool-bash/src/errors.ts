@@ -1,5 +1,4 @@
 import { codedError } from '@deepseek-ai/dsh-tools/errors'
-import { foreignTaskMessage } from './render.js'
 
 /**
  * Every error the bash tools raise on purpose: a stable `code` (passed on as `result.meta.code` by
@@ -18,6 +17,9 @@ export const TOOL_BASH_ERROR = {
   /** A waiting `bash_output` / `bash_input` was cancelled by its caller; what it read is kept for the next read. */
   waitCancelled: 'DSH_WAIT_CANCELLED',
 } as const
+
+/** The refusal's text (also checked against docs/tools.md); here, not in render.ts, which imports budget.ts → errors.ts. */
+export const foreignTaskMessage = (id: string) => `task ${id} belongs to another session`
 
 export const toolBashErrors = {
   foreignTask: (id: string) => codedError(TOOL_BASH_ERROR.foreignTask, foreignTaskMessage(id)),

@@ -1,3 +1,15 @@
+/**
+ * @deepseek-ai/dsh-tool-bash — the model-facing tools `bash`, `bash_output`, `bash_kill`, `bash_input`.
+ *
+ * Flow at a glance: `ToolBash` (plugin.ts) registers the four tools with `ctx.tools` (schemas in
+ * schema.ts, descriptions in descriptions.ts) → a call is checked, its workdir and owner taken from
+ * the calling agent's session, and sent to `ctx.bash` (resolve, run / start / readOutput / write /
+ * kill) → waits for output run in wait.ts (with `until`, until.ts) → the result becomes text in
+ * render.ts (within budget.ts's budget, model lookalike lines escaped by lookalike.ts, byte ranges
+ * by range.ts) and facts in structured.ts; present.ts renders calls for UIs. `ask_user` replies go
+ * through secret-input.ts and stay masked (reply-mask.ts). A task's end is injected into its
+ * owner's agent (`onTaskDone` in plugin.ts). Coded errors: errors.ts.
+ */
 export { ToolBash, NOTICE_SOURCE, type NoticeTarget, type ToolBashConfig } from './plugin.js'
 export * from './render.js'
 export * from './schema.js'
@@ -13,7 +25,7 @@ export {
 } from './descriptions.js'
 export { type ResultBudget, checkBudget, tailWithin, lineCount, fits, MARKER_RESERVE, spillThreshold } from './budget.js'
 export { presentBashCall, presentBashResult, presentTaskCall, presentTaskResult, readRunStatus, type RunStatus } from './present.js'
-export { TOOL_BASH_ERROR, toolBashErrors } from './errors.js'
+export { TOOL_BASH_ERROR, toolBashErrors, foreignTaskMessage } from './errors.js'
 export {
   askUserShape,
   checkInputChoice,

@@ -228,4 +228,3 @@ export function renderNotice(task: BashTask, options: RunMarkerOptions = {}): st
 export const startedText = (id: string) => `started background task ${id}`
 export const killedText = (id: string) => `killed background task ${id}`
 export const alreadyFinishedText = (id: string) => `task ${id} had already finished`
-export const foreignTaskMessage = (id: string) => `task ${id} belongs to another session`
