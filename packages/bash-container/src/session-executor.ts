@@ -99,10 +99,7 @@ export abstract class AgentSessionExecutor<S extends AgentSession> extends Proce
    * Its finished tasks stay readable. The next command of that owner gets a fresh session.
    */
   async releaseOwner(owner: string): Promise<void> {
-    const kills = this.list()
-      .filter((task) => task.status === 'running' && this.ownerOf(task.id) === owner)
-      .map((task) => this.kill(task.id).catch(() => false))
-    await Promise.all(kills)
+    await this.killOwner(owner)
     const session = this._sessions.get(owner)
     if (!session) return
     this._sessions.delete(owner)

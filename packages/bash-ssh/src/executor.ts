@@ -26,7 +26,10 @@ export class SshExecutor extends ProcessExecutor {
   private readonly _hosts: SshHost[]
   /** owner token → host, fixed at the owner's first call. */
   private readonly _pins = new Map<string, SshHost>()
-  /** task id → host label (tasks started in the background, and runs that yielded into a task). */
+  /**
+   * task id → host label (tasks started in the background, and runs that yielded into a task),
+   * while the kit tracks the task: entries go with the task (`evicted`).
+   */
   private readonly _taskHosts = new Map<string, string>()
   /** launched command → host label, for every launch: a yielded run's task finds its host here. */
   private readonly _launchHosts = new WeakMap<LaunchedCommand, string>()
@@ -72,7 +75,6 @@ export class SshExecutor extends ProcessExecutor {
 
   /** The host a background task runs on (while the task is tracked). */
   hostOfTask(id: string): string | undefined {
-    if (!this.get(id)) return undefined
     return this._taskHosts.get(id)
   }
 
@@ -99,23 +101,24 @@ export class SshExecutor extends ProcessExecutor {
     const host = this.pick(spec.owner)
     // Known at once, while the connection is still being made (a task is visible before it runs).
     if (launch.kind === 'task') this._taskHosts.set(launch.id, host.label)
-    try {
-      const launched = await host.launch(spec, {
-        marker: `${this._markerPrefix}-${++this._markerSeq}`,
-        name: launch.id,
-        wait: { reportMs: this.sshConfig.waitReportMs, stoppedBoundMs: this.sshConfig.stoppedWaitMs },
-      })
-      this._launchHosts.set(launched, host.label)
-      return launched
-    } finally {
-      this._forgetEvictedTasks()
-    }
+    const launched = await host.launch(spec, {
+      marker: `${this._markerPrefix}-${++this._markerSeq}`,
+      name: launch.id,
+      wait: { reportMs: this.sshConfig.waitReportMs, stoppedBoundMs: this.sshConfig.stoppedWaitMs },
+    })
+    this._launchHosts.set(launched, host.label)
+    return launched
   }
 
   /** A yielded run becomes a task on the host it runs on. */
   protected adopted(task: LaunchIdentity, _run: LaunchIdentity, launched: LaunchedCommand): void {
     const host = this._launchHosts.get(launched)
     if (host !== undefined) this._taskHosts.set(task.id, host)
+  }
+
+  /** An evicted task's host is forgotten with it. */
+  protected evicted(task: LaunchIdentity): void {
+    this._taskHosts.delete(task.id)
   }
 
   protected async disposeBackend(): Promise<void> {
@@ -134,10 +137,6 @@ export class SshExecutor extends ProcessExecutor {
     return best
   }
 
-  private _forgetEvictedTasks(): void {
-    if (this._taskHosts.size <= this.config.maxFinishedTasks * 2) return
-    for (const id of this._taskHosts.keys()) if (!this.get(id)) this._taskHosts.delete(id)
-  }
 }
 
 function buildHost(config: SshExecutorConfig, host: SshHostConfig, index: number, ctx: Context, logger: Logger): SshHost {

@@ -315,6 +315,19 @@ describe.skipIf(skip !== undefined)('against real sshd servers', () => {
       for (const id of [busy.id, yielded.yieldedTo!]) await bash.kill(id)
       expect(userProcesses(TEST_USER, `sleep 1000.${m}`)).toEqual([])
     })
+    it("an evicted task's host is forgotten with it (the kit's eviction hook), a tracked one's is kept", async () => {
+      const bash = await executor({ maxFinishedTasks: 1 }, [a])
+      const ids: string[] = []
+      for (let i = 0; i < 3; i++) {
+        const task = bash.start(bash.resolve({ command: 'true' }))
+        ids.push(task.id)
+        await task.done
+      }
+      expect(bash.get(ids[0])).toBeUndefined()
+      expect(bash.hostOfTask(ids[0])).toBeUndefined()
+      expect(bash.hostOfTask(ids[1])).toBeUndefined()
+      expect(bash.hostOfTask(ids[2])).toBe(`${TEST_USER}@127.0.0.1:${a.port}`)
+    })
   })
 
   describe('lost connection', () => {
