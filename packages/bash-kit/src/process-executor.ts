@@ -10,6 +10,7 @@ import {
   type BashTask,
   type BashTaskRead,
   type ByteRange,
+  type ExecutorCapabilities,
   type FullOutputInfo,
   type FullOutputRead,
   type FullOutputRef,
@@ -125,12 +126,12 @@ export abstract class ProcessExecutor extends BashExecutor {
   protected evicted(_task: LaunchIdentity): void {}
 
   /**
-   * True when `launch` honours `spec.interactive` (a pseudo-terminal, `LaunchedCommand.terminal`
-   * and `write`). Default false: `start` then refuses interactive specs with `interactiveUnsupported`.
+   * What this executor can do (`ExecutorCapabilities`), declared by each backend. The kit acts on
+   * `interactive` (false: `start` refuses interactive specs with `interactiveUnsupported`; true:
+   * `launch` must honour `spec.interactive` with `LaunchedCommand.terminal` and `write`) and on
+   * `resize` (false: `resize` rejects; true: interactive launches have `resize`).
    */
-  protected get supportsInteractive(): boolean {
-    return false
-  }
+  abstract get capabilities(): ExecutorCapabilities
 
   /** Subclasses release their own resources here (after every task is gone). */
   protected async disposeBackend(): Promise<void> {}
@@ -257,7 +258,7 @@ export abstract class ProcessExecutor extends BashExecutor {
     }
     const life = this._interactiveTask(id)
     const launched = await this._liveTerminal(life)
-    if (!launched.resize) throw codedError(BASH_ERROR.invalidRequest, `task ${id}: this executor cannot resize its terminal`)
+    if (!this.capabilities.resize || !launched.resize) throw codedError(BASH_ERROR.invalidRequest, `task ${id}: this executor cannot resize its terminal`)
     launched.resize(cols, rows)
     life.terminal!.resize(cols, rows)
   }
@@ -349,7 +350,7 @@ export abstract class ProcessExecutor extends BashExecutor {
 
   /** `start` of an interactive spec: the backend must support terminals, and stdin is the terminal. */
   private _assertInteractive(spec: BashExecSpec): void {
-    if (!this.supportsInteractive) throw interactiveUnsupportedError(this.constructor.name)
+    if (!this.capabilities.interactive) throw interactiveUnsupportedError(this.constructor.name)
     if (spec.stdin !== undefined) throw codedError(BASH_ERROR.invalidRequest, 'invalid request: stdin cannot be given to an interactive command (its input is the terminal)')
   }
 

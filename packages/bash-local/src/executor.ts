@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { closeSync, rmSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import type { Context } from 'cordis'
-import { BASH_ERROR, type BashExecSpec, codedError, messageOf, TERMINAL_ENV, TERMINAL_TERM } from '@deepseek-ai/dsh-bash'
+import { BASH_ERROR, type BashExecSpec, codedError, type ExecutorCapabilities, messageOf, TERMINAL_ENV, TERMINAL_TERM } from '@deepseek-ai/dsh-bash'
 import {
   BASH_ENV_NEXT_VARIABLE as BASH_ENV_NEXT,
   buildEnvironment,
@@ -57,6 +57,15 @@ export interface CommandLine {
  * The local executor: each command is `bash --noprofile --norc -c <command>` in a new session and
  * process group, tracked by a per-command cgroup where possible (see `containment`).
  */
+const LOCAL_CAPABILITIES: ExecutorCapabilities = Object.freeze({
+  sandboxModes: [],
+  interactive: true,
+  resize: true,
+  paths: 'host',
+  limits: [],
+  networkModes: [],
+})
+
 export class LocalExecutor extends ProcessExecutor {
   static readonly inject: string[] = []
   protected readonly localConfig: LocalExecutorConfig
@@ -241,9 +250,13 @@ export class LocalExecutor extends ProcessExecutor {
     }
   }
 
-  /** Interactive commands run in a pseudo-terminal (`@lydell/node-pty`'s openpty and util-linux `setsid --ctty`; see pty.ts). */
-  protected get supportsInteractive(): boolean {
-    return true
+  /**
+   * Commands run here, on this machine's paths, without confinement; interactive ones in a
+   * pseudo-terminal (`@lydell/node-pty`'s openpty and util-linux `setsid --ctty`; see pty.ts),
+   * which can be resized.
+   */
+  get capabilities(): ExecutorCapabilities {
+    return LOCAL_CAPABILITIES
   }
 
   private setsid?: string

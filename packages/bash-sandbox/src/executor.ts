@@ -2,7 +2,7 @@ import { realpathSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { resolve as resolvePath } from 'node:path'
 import type { Context } from 'cordis'
-import { BASH_ERROR, type BashExecRequest, type BashExecSpec, codedError, isDirectory } from '@deepseek-ai/dsh-bash'
+import { BASH_ERROR, type BashExecRequest, type BashExecSpec, codedError, type ExecutorCapabilities, isDirectory, SANDBOX_MODES, type SandboxModeName } from '@deepseek-ai/dsh-bash'
 import { LocalExecutor, type LocalExecutorConfigInput } from '@deepseek-ai/dsh-bash-local'
 import { lookupExecutable } from './bwrap.js'
 import {
@@ -11,7 +11,6 @@ import {
   SANDBOX_KEYS,
   type SandboxExecutorConfig,
   type SandboxExecutorConfigInput,
-  type SandboxModeName,
 } from './config.js'
 import { checkSpillPlacement, currentMounts } from './privacy.js'
 import { BwrapSandbox, UNAVAILABLE_PREFIX } from './sandbox.js'
@@ -71,6 +70,14 @@ export class SandboxExecutor extends LocalExecutor {
   /** Why confined commands are refused; undefined when the sandbox works. */
   get unavailableReason(): string | undefined {
     return this.sandbox.unavailableReason
+  }
+
+  /**
+   * Every mode of `SANDBOX_MODES` (a request picks one; `danger-full-access` runs unconfined), the
+   * local executor's terminals, this machine's paths, and the network as configured.
+   */
+  get capabilities(): ExecutorCapabilities {
+    return { ...super.capabilities, sandboxModes: SANDBOX_MODES, networkModes: [this.sandboxConfig.network ? 'on' : 'off'] }
   }
 
   /** The default mode of every command. */

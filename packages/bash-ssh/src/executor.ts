@@ -3,12 +3,21 @@ import { readFileSync } from 'node:fs'
 import { posix } from 'node:path'
 import type { Context, Logger } from 'cordis'
 import ssh2 from 'ssh2'
-import { type BashExecRequest, type BashExecSpec, messageOf } from '@deepseek-ai/dsh-bash'
+import { type BashExecRequest, type BashExecSpec, type ExecutorCapabilities, messageOf } from '@deepseek-ai/dsh-bash'
 import { type LaunchedCommand, type LaunchIdentity, ProcessExecutor } from '@deepseek-ai/dsh-bash-kit'
 import { hostLabel, parseSshConfig, type SshExecutorConfig, type SshExecutorConfigInput, type SshHostConfig } from './config.js'
 import { isConnectionError, sshErrors } from './errors.js'
 import { SshHost } from './host.js'
 import { FingerprintPolicy, type HostKeyPolicy, KnownHostsPolicy } from './hostkey.js'
+
+const SSH_CAPABILITIES: ExecutorCapabilities = Object.freeze({
+  sandboxModes: [],
+  interactive: true,
+  resize: true,
+  paths: 'remote',
+  limits: [],
+  networkModes: [],
+})
 
 /**
  * Runs commands on other machines over SSH (ssh2), through the one far-side agent
@@ -92,9 +101,12 @@ export class SshExecutor extends ProcessExecutor {
     return spec
   }
 
-  /** Interactive tasks run in a pty the agent opens on the remote host. */
-  protected get supportsInteractive(): boolean {
-    return true
+  /**
+   * Commands run on the remote host's paths, unconfined; interactive tasks in a pty the agent opens
+   * there (resized through the agent).
+   */
+  get capabilities(): ExecutorCapabilities {
+    return SSH_CAPABILITIES
   }
 
   protected async launch(spec: BashExecSpec, launch: LaunchIdentity): Promise<LaunchedCommand> {

@@ -6,6 +6,7 @@ import type {
   BashTask,
   BashTaskRead,
   ByteRange,
+  ExecutorCapabilities,
   FullOutputInfo,
   FullOutputRead,
   FullOutputRef,
@@ -150,6 +151,9 @@ export abstract class BashExecutor {
   get sandboxMode(): SandboxMode | undefined {
     return undefined
   }
+
+  /** What this executor can do (see `ExecutorCapabilities`): fixed for its life. */
+  abstract get capabilities(): ExecutorCapabilities
 
   /** True once disposal began: no listener fires for kills done by disposal. */
   protected get disposing(): boolean {

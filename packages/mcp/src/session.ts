@@ -273,7 +273,7 @@ export class McpSession {
     if (ours === undefined) return undefined
     const mode = ours !== null && typeof ours === 'object' ? (ours as { sandboxMode?: unknown }).sandboxMode : undefined
     if (mode === undefined) return undefined
-    if (ctx.get('bash')?.sandboxMode === undefined) {
+    if (!ctx.get('bash')?.capabilities.sandboxModes.length) {
       throw mcpErrors.noSandbox(mode)
     }
     const allowed = this.options.sessionSandboxModes

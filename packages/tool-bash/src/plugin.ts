@@ -22,7 +22,7 @@ import { BASH_ANNOTATIONS, bashOutputSchema, errorStructure, runStructure, taskS
 import { rangeLimits, rangeRef, renderRange } from './range.js'
 import {
   type BashArgs,
-  bashParameters,
+  bashParametersFor,
   checkBashArgs,
   checkInputArgs,
   checkOutputArgs,
@@ -30,10 +30,8 @@ import {
   DEFAULT_INPUT_WAIT_MS,
   type InputArgs,
   inputParameters,
-  MODE_ORDER,
   type OutputArgs,
   outputParameters,
-  sandboxedBashParameters,
   type TaskArgs,
   taskParameters,
 } from './schema.js'
@@ -99,7 +97,9 @@ export const ToolBash = {
     // proxy per call (profiled under the load bench). Its per-call methods use no caller context;
     // `onTaskDone`, which must be undone with this plugin, stays on the proxy below.
     const bash = serviceObject(ctx.bash)
-    const confines = bash.sandboxMode !== undefined
+    // What the executor can do decides the tools' schemas and checks (never a guess per executor kind).
+    const capabilities = bash.capabilities
+    const confines = capabilities.sandboxModes.length > 0
     const budget = config.resultBudget
     // Replies typed by a person, hidden in every later read of their task (reply-mask.ts).
     const replies = new ReplyMask()
@@ -151,7 +151,7 @@ export const ToolBash = {
     ctx.tools.register({
       name: 'bash',
       description: bashDescription({ sandbox: confines, yieldAfterMs: config.yieldAfterMs }),
-      parameters: confines ? sandboxedBashParameters : bashParameters,
+      parameters: bashParametersFor(capabilities),
       ...facts,
       annotations: BASH_ANNOTATIONS.bash,
       presentCall: presentBashCall,
@@ -234,36 +234,39 @@ export const ToolBash = {
       },
     })
 
-    ctx.tools.register({
-      name: 'bash_input',
-      description: `${BASH_INPUT_DESCRIPTION}${ASK_USER_SENTENCE}`,
-      parameters: inputParameters,
-      ...facts,
-      annotations: BASH_ANNOTATIONS.bash_input,
-      presentCall: presentTaskCall('bash_input'),
-      presentResult: presentTaskResult('bash_input'),
-      async execute(rawArgs, call) {
-        const args = rawArgs as InputArgs
-        checkInputArgs(args)
-        assertAccess(bash, args.task_id, call)
-        const waitMs = args.wait_ms ?? DEFAULT_INPUT_WAIT_MS
-        if (args.ask_user !== undefined) {
-          // A person types the reply (secret-input.ts); the model reads only that it was typed.
-          await sendUserReply(ctx, call, args.task_id, args.ask_user, replies)
-          return waitThenRender(args.task_id, call, { waitMs, echo: '', until: args.until }, gather(args.task_id), `${TYPED_TEXT}\n`)
-        }
-        // What the program printed before the typing is read first: only what comes after can answer it.
-        const before = gather(args.task_id)
-        try {
-          // Not interactive, or finished: the executor's coded errors, before any wait.
-          await bash.write(args.task_id, args.text ?? '')
-        } catch (error) {
-          carry.hold(args.task_id, before, exists)
-          throw error
-        }
-        return waitThenRender(args.task_id, call, { waitMs, echo: args.text ?? '', until: args.until }, before)
-      },
-    })
+    // Input goes to interactive tasks only: an executor without terminals gets no bash_input.
+    if (capabilities.interactive) {
+      ctx.tools.register({
+        name: 'bash_input',
+        description: `${BASH_INPUT_DESCRIPTION}${ASK_USER_SENTENCE}`,
+        parameters: inputParameters,
+        ...facts,
+        annotations: BASH_ANNOTATIONS.bash_input,
+        presentCall: presentTaskCall('bash_input'),
+        presentResult: presentTaskResult('bash_input'),
+        async execute(rawArgs, call) {
+          const args = rawArgs as InputArgs
+          checkInputArgs(args)
+          assertAccess(bash, args.task_id, call)
+          const waitMs = args.wait_ms ?? DEFAULT_INPUT_WAIT_MS
+          if (args.ask_user !== undefined) {
+            // A person types the reply (secret-input.ts); the model reads only that it was typed.
+            await sendUserReply(ctx, call, args.task_id, args.ask_user, replies)
+            return waitThenRender(args.task_id, call, { waitMs, echo: '', until: args.until }, gather(args.task_id), `${TYPED_TEXT}\n`)
+          }
+          // What the program printed before the typing is read first: only what comes after can answer it.
+          const before = gather(args.task_id)
+          try {
+            // Not interactive, or finished: the executor's coded errors, before any wait.
+            await bash.write(args.task_id, args.text ?? '')
+          } catch (error) {
+            carry.hold(args.task_id, before, exists)
+            throw error
+          }
+          return waitThenRender(args.task_id, call, { waitMs, echo: args.text ?? '', until: args.until }, before)
+        },
+      })
+    }
 
     ctx.bash.onTaskDone((task) => deliverNotice(ctx, bash, task, confines))
   },
@@ -349,7 +352,7 @@ async function escalation(ctx: Context, bash: Context['bash'], args: BashArgs, c
   const current = sessionMode(call) ?? bash.sandboxMode
   if (wanted === undefined) throw toolBashErrors.escalationDenied('invalid justification: it goes with sandbox_permissions')
   if (justification === '') throw toolBashErrors.escalationDenied('invalid sandbox_permissions: a non-empty justification is required with it')
-  const rank = (mode: string) => (MODE_ORDER as readonly string[]).indexOf(mode)
+  const rank = (mode: string) => bash.capabilities.sandboxModes.indexOf(mode)
   if (rank(wanted) <= rank(current)) {
     throw toolBashErrors.escalationDenied(`invalid sandbox_permissions: "${wanted}" is not wider than the current mode "${current}"`)
   }
