@@ -48,11 +48,12 @@ export interface ExecutorCapabilities {
    * `limits` config keys), in the order `memory`, `pids`, `cpu`, `tmp`. Empty: none. Never the
    * limits now in force (that is the config), nor a promise about limits of other processes.
    */
-  readonly limits: readonly string[]
+  readonly limits: readonly ('memory' | 'pids' | 'cpu' | 'tmp')[]
   /**
    * How the network of a command is governed, as configured: `off` (no network but a private
    * loopback), `on` (the machine's network, granted by the sandbox), `proxy` (egress by host name
-   * through the executor's proxy; a request's `network` rules narrow it). Empty: the executor
+   * through the executor's proxy; a request's `network` rules narrow it), for commands under a
+   * confining mode (`danger-full-access` is unconfined, network included). Empty: the executor
    * does not govern the network (a command has whatever its machine gives). Never a statement
    * about what that machine's network allows.
    */
