@@ -1,6 +1,6 @@
 import { isAbsolute, resolve as resolvePath } from 'node:path'
 import type { Context } from 'cordis'
-import type { BashExecRequest, BashTask } from '@deepseek-ai/dsh-bash'
+import { type BashExecRequest, type BashTask, widerModes } from '@deepseek-ai/dsh-bash'
 import type { ApprovalRequest, ApprovalService, ToolCall, ToolCaller, ToolContent, ToolResult } from '@deepseek-ai/dsh-tools'
 import { approvalTooLong, CALLER_ERROR, hasCode, messageOf, serviceObject } from '@deepseek-ai/dsh-tools'
 import { byteLength, checkBudget, lineCount, type ResultBudget } from './budget.js'
@@ -352,8 +352,7 @@ async function escalation(ctx: Context, bash: Context['bash'], args: BashArgs, c
   const current = sessionMode(call) ?? bash.sandboxMode
   if (wanted === undefined) throw toolBashErrors.escalationDenied('invalid justification: it goes with sandbox_permissions')
   if (justification === '') throw toolBashErrors.escalationDenied('invalid sandbox_permissions: a non-empty justification is required with it')
-  const rank = (mode: string) => bash.capabilities.sandboxModes.indexOf(mode)
-  if (rank(wanted) <= rank(current)) {
+  if (!widerModes(current, bash.capabilities.sandboxModes).includes(wanted)) {
     throw toolBashErrors.escalationDenied(`invalid sandbox_permissions: "${wanted}" is not wider than the current mode "${current}"`)
   }
   const approval = approvalOf(ctx)
