@@ -1,5 +1,5 @@
 import { type Context, Service } from 'cordis'
-import type { ToolRegistry } from '@deepseek-ai/dsh-tools'
+import { serviceObject, type ToolRegistry } from '@deepseek-ai/dsh-tools'
 import { Agent, type AgentOptions } from './agent.js'
 import { agentErrors } from './errors.js'
 
@@ -36,7 +36,8 @@ export class Agents extends Service {
     if (live.some((agent) => agent.id === id)) throw agentErrors.duplicate(id)
     let release: (() => void) | undefined
     const agent = new Agent(id, options, {
-      tools: () => ctx.get('tools') as ToolRegistry | undefined,
+      // The registry's object, not cordis' proxy of it (service-object.ts in dsh-tools says why).
+      tools: () => serviceObject(ctx.get('tools')) as ToolRegistry | undefined,
       logger: ctx.logger('dsh-agent'),
       disposed: (agent) => {
         const index = live.indexOf(agent)

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { posix } from 'node:path'
 import type { Context } from 'cordis'
-import { type BashExecRequest, type BashExecSpec, pluginTimer } from '@deepseek-ai/dsh-bash'
+import { type BashExecRequest, type BashExecSpec, type ExecutorCapabilities, pluginTimer } from '@deepseek-ai/dsh-bash'
 import { containerErrors } from './errors.js'
 import { type ExecutorConfig, type LaunchedCommand, type LaunchIdentity, ProcessExecutor } from '@deepseek-ai/dsh-bash-kit'
 import { type AgentSession, launchThroughAgent } from '@deepseek-ai/dsh-bash-agent'
@@ -24,6 +24,15 @@ export interface AgentSessionOptions {
    */
   idleTimeoutMs: number
 }
+
+const SESSION_CAPABILITIES: ExecutorCapabilities = Object.freeze({
+  sandboxModes: [],
+  interactive: true,
+  resize: true,
+  paths: 'remote',
+  limits: [],
+  networkModes: [],
+})
 
 /**
  * The executor half shared by every backend of the in-container agent: one session (container,
@@ -99,10 +108,7 @@ export abstract class AgentSessionExecutor<S extends AgentSession> extends Proce
    * Its finished tasks stay readable. The next command of that owner gets a fresh session.
    */
   async releaseOwner(owner: string): Promise<void> {
-    const kills = this.list()
-      .filter((task) => task.status === 'running' && this.ownerOf(task.id) === owner)
-      .map((task) => this.kill(task.id).catch(() => false))
-    await Promise.all(kills)
+    await this.killOwner(owner)
     const session = this._sessions.get(owner)
     if (!session) return
     this._sessions.delete(owner)
@@ -113,9 +119,12 @@ export abstract class AgentSessionExecutor<S extends AgentSession> extends Proce
     }
   }
 
-  /** Interactive tasks run in a pseudo-terminal the agent opens inside the container or pod. */
-  protected get supportsInteractive(): boolean {
-    return true
+  /**
+   * Commands run on the container's or pod's paths (a workspace mapped in), unconfined by a
+   * sandbox mode; interactive tasks in a pseudo-terminal the agent opens there (resized through it).
+   */
+  get capabilities(): ExecutorCapabilities {
+    return SESSION_CAPABILITIES
   }
 
   protected async launch(spec: BashExecSpec, _launch: LaunchIdentity): Promise<LaunchedCommand> {

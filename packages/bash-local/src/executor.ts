@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { closeSync, rmSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import type { Context } from 'cordis'
-import { BASH_ERROR, type BashExecSpec, codedError, messageOf, TERMINAL_ENV, TERMINAL_TERM } from '@deepseek-ai/dsh-bash'
+import { BASH_ERROR, type BashExecSpec, codedError, type ExecutorCapabilities, messageOf, TERMINAL_ENV, TERMINAL_TERM } from '@deepseek-ai/dsh-bash'
 import {
   BASH_ENV_NEXT_VARIABLE as BASH_ENV_NEXT,
   buildEnvironment,
@@ -35,6 +35,15 @@ export const MAX_ARGUMENT_BYTES = 128 * 1024 - 1
  * The local executor: each command is `bash --noprofile --norc -c <command>` in a new session and
  * process group, tracked by a per-command cgroup where possible (see `containment`).
  */
+const LOCAL_CAPABILITIES: ExecutorCapabilities = Object.freeze({
+  sandboxModes: [],
+  interactive: true,
+  resize: true,
+  paths: 'host',
+  limits: [],
+  networkModes: [],
+})
+
 export class LocalExecutor extends ProcessExecutor {
   static readonly inject: string[] = []
   protected readonly localConfig: LocalExecutorConfig
@@ -231,10 +240,17 @@ export class LocalExecutor extends ProcessExecutor {
     }
   }
 
-  /** Interactive commands run in a pseudo-terminal (`@lydell/node-pty`'s openpty and util-linux `setsid --ctty`; see pty.ts). */
-  protected get supportsInteractive(): boolean {
-    return true
+  /**
+   * Commands run here, on this machine's paths, without confinement; interactive ones in a
+   * pseudo-terminal (`@lydell/node-pty`'s openpty and util-linux `setsid --ctty`; see pty.ts),
+   * which can be resized; the limits its machine lets it enforce (ResourceControl.enforceable).
+   */
+  get capabilities(): ExecutorCapabilities {
+    this._capabilities ??= Object.freeze({ ...LOCAL_CAPABILITIES, limits: Object.freeze(this.resources.enforceable()) })
+    return this._capabilities
   }
+
+  private _capabilities?: ExecutorCapabilities
 
   private setsid?: string
 

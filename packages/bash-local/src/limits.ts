@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs'
+import { accessSync, constants, existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { BASH_ERROR, codedError, type LimitReached, type ResourceFacts } from '@deepseek-ai/dsh-bash'
 import type { CommandLimits } from '@deepseek-ai/dsh-bash-kit'
@@ -61,6 +61,30 @@ export class ResourceControl {
     /** Why a limit falls back to rlimits or is not enforced; empty when every limit is held by a cgroup. */
     readonly note: string,
   ) {}
+
+  /**
+   * The limits this executor would enforce if configured (its capabilities' `limits`): memory
+   * always (RLIMIT_AS at worst); processes by a cgroup or, for a user other than root (whom the
+   * kernel exempts from RLIMIT_NPROC), the rlimit; CPU only by a cgroup (v2 enabled for the
+   * commands, or a v1 hierarchy of this process that it can write).
+   */
+  enforceable(): ('memory' | 'pids' | 'cpu')[] {
+    const cgroup = (controller: LimitController) => {
+      if (this.v2.has(controller) || this.v1.has(controller)) return true
+      const own = ownV1Directory(controller)
+      if (!own) return false
+      try {
+        accessSync(own, constants.W_OK)
+        return true
+      } catch {
+        return false
+      }
+    }
+    const limits: ('memory' | 'pids' | 'cpu')[] = ['memory']
+    if (cgroup('pids') || process.getuid?.() !== 0) limits.push('pids')
+    if (cgroup('cpu')) limits.push('cpu')
+    return limits
+  }
 
   /**
    * Chooses the mechanisms for `limits` (and for measuring peak memory). `cgroups` is the v2

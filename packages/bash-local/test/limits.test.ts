@@ -114,3 +114,26 @@ describe.skipIf(!canHideCgroups)('without cgroups: rlimits stand in (memory per 
     })
   })
 })
+
+describe('capabilities.limits: what the executor claims it can hold is what a configured limit gets', () => {
+  it('memory always; processes by a cgroup or (not root) the rlimit; cpu only by a cgroup; the same claim with and without limits configured', async () => {
+    const bare = await local({})
+    const limited = await local({ memory: '256M', pids: 200, cpu: 1 })
+    const { mechanisms } = limited.resources
+    const root = process.getuid?.() === 0
+    const held = (controller: 'memory' | 'pids' | 'cpu') =>
+      mechanisms[controller] === 'cgroup1' || mechanisms[controller] === 'cgroup2' || (mechanisms[controller] === 'rlimit' && !(controller === 'pids' && root))
+    const expected = (['memory', 'pids', 'cpu'] as const).filter(held)
+    expect(limited.capabilities.limits).toEqual(expected)
+    expect(bare.capabilities.limits).toEqual(expected)
+    expect(expected).toContain('memory')
+    // A claimed limit holds: the memory one stops what the control (no limit) completes.
+    const allocation = 'python3 -c \'b = [b"x" * 2**20 for _ in range(200)]; print("allocated")\''
+    const small = await local({ memory: '64M' })
+    const over = await small.run(small.resolve({ command: allocation }))
+    const control = await bare.run(bare.resolve({ command: allocation }))
+    expect(control.stdout.text).toBe('allocated\n')
+    expect(over.stdout.text).toBe('')
+    expect(over.exitCode === 0 && over.signal === null).toBe(false)
+  })
+})

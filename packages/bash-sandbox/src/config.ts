@@ -1,25 +1,18 @@
 import { z } from 'zod'
-import { BASH_ERROR, codedError } from '@deepseek-ai/dsh-bash'
+import { BASH_ERROR, codedError, isSandboxMode, SANDBOX_MODES, type SandboxModeName, widerModes as widerAmong } from '@deepseek-ai/dsh-bash'
 import { parseConfig } from '@deepseek-ai/dsh-bash-kit'
 import { localConfigSchema } from '@deepseek-ai/dsh-bash-local'
 import { isIP } from 'node:net'
 import { checkPattern, normalizeHost } from './egress-rules.js'
 
-/** The sandbox modes, narrowest first. */
-export const SANDBOX_MODES = ['read-only', 'workspace-write', 'danger-full-access'] as const
-
-export type SandboxModeName = (typeof SANDBOX_MODES)[number]
+// The modes are defined once, in the seam (dsh-bash's sandbox-modes.ts).
+export { isSandboxMode, SANDBOX_MODES, type SandboxModeName } from '@deepseek-ai/dsh-bash'
 
 const modeList = SANDBOX_MODES.join(', ')
 
-/** True when `value` names a sandbox mode. */
-export function isSandboxMode(value: unknown): value is SandboxModeName {
-  return typeof value === 'string' && (SANDBOX_MODES as readonly string[]).includes(value)
-}
-
 /** The modes strictly wider than `mode`, narrowest first. */
 export function widerModes(mode: SandboxModeName): SandboxModeName[] {
-  return SANDBOX_MODES.slice(SANDBOX_MODES.indexOf(mode) + 1)
+  return widerAmong(mode, SANDBOX_MODES)
 }
 
 /** A host pattern list entry, normalized (`checkPattern`); the message names the key. */

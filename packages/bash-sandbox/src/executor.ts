@@ -2,17 +2,17 @@ import { realpathSync } from 'node:fs'
 import { homedir, tmpdir } from 'node:os'
 import { resolve as resolvePath } from 'node:path'
 import type { Context } from 'cordis'
-import { BASH_ERROR, type BashExecRequest, type BashExecSpec, codedError, type EgressRules, isDirectory } from '@deepseek-ai/dsh-bash'
+import { BASH_ERROR, type BashExecRequest, type BashExecSpec, codedError, type EgressRules, type ExecutorCapabilities, isDirectory, SANDBOX_MODES, type SandboxModeName } from '@deepseek-ai/dsh-bash'
 import { checkPattern } from './egress-rules.js'
 import { LocalExecutor, type LocalExecutorConfigInput } from '@deepseek-ai/dsh-bash-local'
 import { lookupExecutable } from './bwrap.js'
 import {
   checkRequestedMode,
+  networkKind,
   parseSandboxConfig,
   SANDBOX_KEYS,
   type SandboxExecutorConfig,
   type SandboxExecutorConfigInput,
-  type SandboxModeName,
 } from './config.js'
 import { checkSpillPlacement, currentMounts } from './privacy.js'
 import { BwrapSandbox, UNAVAILABLE_PREFIX } from './sandbox.js'
@@ -72,6 +72,16 @@ export class SandboxExecutor extends LocalExecutor {
   /** Why confined commands are refused; undefined when the sandbox works. */
   get unavailableReason(): string | undefined {
     return this.sandbox.unavailableReason
+  }
+
+  /**
+   * Every mode of `SANDBOX_MODES` (a request picks one; `danger-full-access` runs unconfined), the
+   * local executor's terminals, this machine's paths, and the network as configured.
+   */
+  get capabilities(): ExecutorCapabilities {
+    const local = super.capabilities
+    // A private /tmp exists here, so its size can be bounded too (limits.tmp).
+    return { ...local, sandboxModes: SANDBOX_MODES, limits: [...local.limits, 'tmp'], networkModes: [networkKind(this.sandboxConfig.network)] }
   }
 
   /** The default mode of every command. */

@@ -259,4 +259,15 @@ describe.skipIf(reason !== undefined)('proxy mode in the real sandbox: the bridg
     expect(task.sandbox?.deniedHosts).toEqual(['other.test'])
     expect(instance.executor.readOutput(task.id).delta).toBe('web\n[stderr]\ncurl: (22) The requested URL returned error: 403\n')
   })
+  it('capabilities: networkModes is proxy (a named host through the proxy, a direct connection nowhere: neither off nor on), limits include the private /tmp', async () => {
+    const caps = instance.executor.capabilities
+    expect(caps.networkModes).toEqual(['proxy'])
+    expect(caps.limits).toContain('tmp')
+    expect(caps.limits).toContain('memory')
+    const named = await run(`curl -fsS http://web.test:${port}/`)
+    expect(named.stdout.text).toBe('web\n')
+    const direct = await run(`exec 3<>/dev/tcp/127.0.0.1/${port} && echo connected`)
+    expect(direct.stdout.text).toBe('')
+    expect(direct.exitCode).not.toBe(0)
+  })
 })

@@ -243,6 +243,16 @@ describe.skipIf(reason !== undefined)('sandbox executor with real bwrap', () => 
       expect(result).toMatchObject({ exitCode: 0, stdout: { text: 'connected\n' } })
     })
 
+    it('capabilities.networkModes names the network the commands above get: off by default, on when configured', async () => {
+      const off = await sandbox({})
+      const on = await sandbox({ network: true })
+      expect(off.capabilities.networkModes).toEqual(['off'])
+      expect(on.capabilities.networkModes).toEqual(['on'])
+      expect((await off.run(off.resolve({ command: connect() }))).exitCode).not.toBe(0)
+      expect((await on.run(on.resolve({ command: connect() }))).stdout.text).toBe('connected\n')
+      expect(off.capabilities).toMatchObject({ sandboxModes: ['read-only', 'workspace-write', 'danger-full-access'], paths: 'host', interactive: true, resize: true })
+    })
+
     it('danger-full-access has the network', async () => {
       const result = await run({}, connect(), { sandboxMode: 'danger-full-access' })
       expect(result).toMatchObject({ exitCode: 0, stdout: { text: 'connected\n' } })

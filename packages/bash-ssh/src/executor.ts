@@ -3,12 +3,22 @@ import { readFileSync } from 'node:fs'
 import { posix } from 'node:path'
 import type { Context, Logger } from 'cordis'
 import ssh2 from 'ssh2'
-import { type BashExecRequest, type BashExecSpec, messageOf } from '@deepseek-ai/dsh-bash'
+import { type BashExecRequest, type BashExecSpec, type ExecutorCapabilities, messageOf } from '@deepseek-ai/dsh-bash'
 import { type LaunchedCommand, type LaunchIdentity, ProcessExecutor } from '@deepseek-ai/dsh-bash-kit'
 import { hostLabel, parseSshConfig, type SshExecutorConfig, type SshExecutorConfigInput, type SshHostConfig } from './config.js'
 import { isConnectionError, sshErrors } from './errors.js'
 import { SshHost } from './host.js'
 import { FingerprintPolicy, type HostKeyPolicy, KnownHostsPolicy } from './hostkey.js'
+
+const SSH_CAPABILITIES: ExecutorCapabilities = Object.freeze({
+  sandboxModes: [],
+  interactive: true,
+  resize: true,
+  paths: 'remote',
+  // The agent sets RLIMIT_AS and RLIMIT_NPROC on the far side (`agent serve --rlimit-as/--rlimit-nproc`).
+  limits: ['memory', 'pids'] as const,
+  networkModes: [],
+})
 
 /**
  * Runs commands on other machines over SSH (ssh2), through the one far-side agent
@@ -26,7 +36,10 @@ export class SshExecutor extends ProcessExecutor {
   private readonly _hosts: SshHost[]
   /** owner token → host, fixed at the owner's first call. */
   private readonly _pins = new Map<string, SshHost>()
-  /** task id → host label (tasks started in the background, and runs that yielded into a task). */
+  /**
+   * task id → host label (tasks started in the background, and runs that yielded into a task),
+   * while the kit tracks the task: entries go with the task (`evicted`).
+   */
   private readonly _taskHosts = new Map<string, string>()
   /** launched command → host label, for every launch: a yielded run's task finds its host here. */
   private readonly _launchHosts = new WeakMap<LaunchedCommand, string>()
@@ -72,7 +85,6 @@ export class SshExecutor extends ProcessExecutor {
 
   /** The host a background task runs on (while the task is tracked). */
   hostOfTask(id: string): string | undefined {
-    if (!this.get(id)) return undefined
     return this._taskHosts.get(id)
   }
 
@@ -90,32 +102,36 @@ export class SshExecutor extends ProcessExecutor {
     return spec
   }
 
-  /** Interactive tasks run in a pty the agent opens on the remote host. */
-  protected get supportsInteractive(): boolean {
-    return true
+  /**
+   * Commands run on the remote host's paths, unconfined; interactive tasks in a pty the agent opens
+   * there (resized through the agent).
+   */
+  get capabilities(): ExecutorCapabilities {
+    return SSH_CAPABILITIES
   }
 
   protected async launch(spec: BashExecSpec, launch: LaunchIdentity): Promise<LaunchedCommand> {
     const host = this.pick(spec.owner)
     // Known at once, while the connection is still being made (a task is visible before it runs).
     if (launch.kind === 'task') this._taskHosts.set(launch.id, host.label)
-    try {
-      const launched = await host.launch(spec, {
-        marker: `${this._markerPrefix}-${++this._markerSeq}`,
-        name: launch.id,
-        wait: { reportMs: this.sshConfig.waitReportMs, stoppedBoundMs: this.sshConfig.stoppedWaitMs },
-      })
-      this._launchHosts.set(launched, host.label)
-      return launched
-    } finally {
-      this._forgetEvictedTasks()
-    }
+    const launched = await host.launch(spec, {
+      marker: `${this._markerPrefix}-${++this._markerSeq}`,
+      name: launch.id,
+      wait: { reportMs: this.sshConfig.waitReportMs, stoppedBoundMs: this.sshConfig.stoppedWaitMs },
+    })
+    this._launchHosts.set(launched, host.label)
+    return launched
   }
 
   /** A yielded run becomes a task on the host it runs on. */
   protected adopted(task: LaunchIdentity, _run: LaunchIdentity, launched: LaunchedCommand): void {
     const host = this._launchHosts.get(launched)
     if (host !== undefined) this._taskHosts.set(task.id, host)
+  }
+
+  /** An evicted task's host is forgotten with it. */
+  protected evicted(task: LaunchIdentity): void {
+    this._taskHosts.delete(task.id)
   }
 
   protected async disposeBackend(): Promise<void> {
@@ -134,10 +150,6 @@ export class SshExecutor extends ProcessExecutor {
     return best
   }
 
-  private _forgetEvictedTasks(): void {
-    if (this._taskHosts.size <= this.config.maxFinishedTasks * 2) return
-    for (const id of this._taskHosts.keys()) if (!this.get(id)) this._taskHosts.delete(id)
-  }
 }
 
 function buildHost(config: SshExecutorConfig, host: SshHostConfig, index: number, ctx: Context, logger: Logger): SshHost {

@@ -220,6 +220,8 @@ describe.skipIf(skip !== undefined)('against real sshd servers', () => {
       // The control: without limits, the same host has none.
       const open = await executor()
       expect((await run(open, 'ulimit -v')).stdout.text).toBe('unlimited\n')
+      // What the executor claims is what the config takes and the agent set above: memory and pids.
+      expect([limited.capabilities.limits, open.capabilities.limits]).toEqual([['memory', 'pids'], ['memory', 'pids']])
     })
 
     it('a trusted caller env wins; stdin is /dev/null by default', async () => {
@@ -329,6 +331,19 @@ describe.skipIf(skip !== undefined)('against real sshd servers', () => {
       expect(bash.hostOfTask(busy.id)).toBe(`${TEST_USER}@127.0.0.1:${a.port}`)
       for (const id of [busy.id, yielded.yieldedTo!]) await bash.kill(id)
       expect(userProcesses(TEST_USER, `sleep 1000.${m}`)).toEqual([])
+    })
+    it("an evicted task's host is forgotten with it (the kit's eviction hook), a tracked one's is kept", async () => {
+      const bash = await executor({ maxFinishedTasks: 1 }, [a])
+      const ids: string[] = []
+      for (let i = 0; i < 3; i++) {
+        const task = bash.start(bash.resolve({ command: 'true' }))
+        ids.push(task.id)
+        await task.done
+      }
+      expect(bash.get(ids[0])).toBeUndefined()
+      expect(bash.hostOfTask(ids[0])).toBeUndefined()
+      expect(bash.hostOfTask(ids[1])).toBeUndefined()
+      expect(bash.hostOfTask(ids[2])).toBe(`${TEST_USER}@127.0.0.1:${a.port}`)
     })
   })
 

@@ -6,6 +6,7 @@ import type {
   BashTask,
   BashTaskRead,
   ByteRange,
+  ExecutorCapabilities,
   FullOutputInfo,
   FullOutputRead,
   FullOutputRef,
@@ -78,6 +79,14 @@ export abstract class BashExecutor {
   abstract readOutput(id: string): BashTaskRead
   /** Stops a task: true if this call stopped it, false if it had already finished. */
   abstract kill(id: string): Promise<boolean>
+  /**
+   * Stops every running background task of `owner` (whole process trees) and resolves once they
+   * are gone, with how many this call stopped (0 when the owner had none running, or every one was
+   * being stopped already). Finished tasks stay readable; tasks of other owners and unowned tasks
+   * are never touched; foreground calls belong to their callers (their signal stops them). Never
+   * rejects for an owner it does not know.
+   */
+  abstract killOwner(owner: string): Promise<number>
 
   /**
    * A byte range of a launch's complete output, from the file the executor keeps of it (the spill
@@ -142,6 +151,9 @@ export abstract class BashExecutor {
   get sandboxMode(): SandboxMode | undefined {
     return undefined
   }
+
+  /** What this executor can do (see `ExecutorCapabilities`): fixed for its life. */
+  abstract get capabilities(): ExecutorCapabilities
 
   /** True once disposal began: no listener fires for kills done by disposal. */
   protected get disposing(): boolean {

@@ -13,6 +13,7 @@
 export * from './types.js'
 export type { TerminalModes } from './terminal-modes.js'
 export { BashExecutor } from './executor.js'
+export { isSandboxMode, modesUpTo, SANDBOX_MODES, type SandboxModeName, widerModes } from './sandbox-modes.js'
 export {
   BASH_ERROR,
   type BashErrorCode,

@@ -3,8 +3,62 @@
  * models) and the executors (which run processes): plain data, no text markers, no model concepts.
  */
 
-/** A sandbox mode name. Executors that confine define the modes (`read-only`, `workspace-write`, …). */
+/**
+ * A sandbox mode name: one of `SANDBOX_MODES` (sandbox-modes.ts, narrowest first) for the executors
+ * of this repository. Typed as a string because it arrives from outside (a client, a session
+ * header) and is checked against `ExecutorCapabilities.sandboxModes` where it matters.
+ */
 export type SandboxMode = string
+
+/**
+ * What an executor can do, as it says itself (`BashExecutor.capabilities`): the tool schemas, the
+ * MCP session options and the CLI's checks are derived from it instead of guessing per executor
+ * kind. Fixed for the executor's life (it depends on its config, never on a call). Truthful: each
+ * executor's tests check every field against what it does.
+ */
+export interface ExecutorCapabilities {
+  /**
+   * The sandbox modes a command can run under, narrowest first (a part of `SANDBOX_MODES` in its
+   * order); the executor's default (`sandboxMode`) is one of them. Empty: the executor does not
+   * confine (its `sandboxMode` is undefined, a requested mode is ignored). Never the modes a
+   * caller is allowed to pick: front ends narrow that (a session may not widen the default).
+   */
+  readonly sandboxModes: readonly SandboxMode[]
+  /**
+   * True when `start` runs a spec with `interactive` in a pseudo-terminal (and `write`,
+   * `terminalModes` serve it). False: `start` refuses it (`DSH_INTERACTIVE_UNSUPPORTED`). Never a
+   * promise that a terminal's modes can be read (`terminalModes` may still answer undefined).
+   */
+  readonly interactive: boolean
+  /**
+   * True when `resize` changes a running interactive task's terminal size (its program gets
+   * SIGWINCH). False: the terminal keeps 120x40 and `resize` rejects. Always false when
+   * `interactive` is.
+   */
+  readonly resize: boolean
+  /**
+   * Where the paths of a command live: `host`, this server's machine, as this process sees it (a
+   * spill path a result names can be opened by the next command, a workdir is a directory here);
+   * `remote`, another machine, container or pod (a workdir is a path over there; the spill files
+   * stay here, where only `readFullOutput` reaches them). Never says which machine.
+   */
+  readonly paths: 'host' | 'remote'
+  /**
+   * The resource limits the executor can enforce on every command when configured (names of its
+   * `limits` config keys), in the order `memory`, `pids`, `cpu`, `tmp`. Empty: none. Never the
+   * limits now in force (that is the config), nor a promise about limits of other processes.
+   */
+  readonly limits: readonly ('memory' | 'pids' | 'cpu' | 'tmp')[]
+  /**
+   * How the network of a command is governed, as configured: `off` (no network but a private
+   * loopback), `on` (the machine's network, granted by the sandbox), `proxy` (egress by host name
+   * through the executor's proxy; a request's `network` rules narrow it), for commands under a
+   * confining mode (`danger-full-access` is unconfined, network included). Empty: the executor
+   * does not govern the network (a command has whatever its machine gives). Never a statement
+   * about what that machine's network allows.
+   */
+  readonly networkModes: readonly ('off' | 'on' | 'proxy')[]
+}
 
 /** What a caller asks for. Only `command` is required; `resolve` fills in the rest. */
 export interface BashExecRequest {

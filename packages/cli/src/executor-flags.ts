@@ -4,12 +4,12 @@ import { homedir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { parseSize } from '@deepseek-ai/dsh-bash'
 import { checkPattern, normalizeHost } from '@deepseek-ai/dsh-bash-sandbox/rules'
+import { SANDBOX_MODES } from '@deepseek-ai/dsh-bash/sandbox-modes'
 import { UsageError } from './errors.js'
 import { didYouMean, fileFlag } from './flags.js'
 
 // The flag handlers of the executor kinds that need more than a line; the table is executors.ts.
 
-const SANDBOX_MODES = ['read-only', 'workspace-write', 'danger-full-access']
 
 /** The value of a string flag, refused when empty (`--image: expected a value, got ""`). */
 export function nonEmpty(flag: string, value: unknown): string | undefined {
@@ -27,7 +27,7 @@ export function applySandboxFlags(values: Record<string, unknown>, config: Recor
   const mode = values['sandbox-mode'] as string | undefined
   const network = values.network as string | undefined
   if (mode !== undefined) {
-    if (!SANDBOX_MODES.includes(mode)) throw new UsageError(`--sandbox-mode: expected one of ${SANDBOX_MODES.join(', ')}, got ${JSON.stringify(mode)}${didYouMean(mode, SANDBOX_MODES)}`)
+    if (!(SANDBOX_MODES as readonly string[]).includes(mode)) throw new UsageError(`--sandbox-mode: expected one of ${SANDBOX_MODES.join(', ')}, got ${JSON.stringify(mode)}${didYouMean(mode, SANDBOX_MODES)}`)
     config.mode = mode
   }
   if (network !== undefined) {

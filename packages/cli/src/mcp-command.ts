@@ -7,15 +7,6 @@ import { onStopSignals } from './signals.js'
 import { configuredToken } from './token.js'
 
 /**
- * The sandbox modes a client may choose for its session: the executor's default and every narrower
- * mode (a client can only confine itself further; wider access goes through an approved escalation).
- */
-export function sessionModes(defaultMode: string | undefined, order: readonly string[]): string[] {
-  const rank = defaultMode === undefined ? -1 : order.indexOf(defaultMode)
-  return rank < 0 ? [] : order.slice(0, rank + 1)
-}
-
-/**
  * The `instructions` of the initialize result: one sentence on what the tools are, then tool-bash's
  * prompt section (markers, background tasks and polling). Clients that defer tools behind a tool
  * search show a model only this and the tool names.
@@ -74,20 +65,19 @@ export async function runMcp(options: McpOptions): Promise<number> {
   const instructions = mcpInstructions(bashPromptSection({ yieldAfterMs: options.yieldAfterMs }))
   const front = options.http ? undefined : new StdioFront({ log, early: { serverInfo: DEFAULT_SERVER_INFO, instructions } })
 
-  const { McpHost } = await import('@deepseek-ai/dsh-mcp/host')
+  const { McpHost, narrowingModes } = await import('@deepseek-ai/dsh-mcp/host')
   // The OpenTelemetry SDK loads only now and only when asked for, beside the tools; calls wait for it.
   const tracing = otlp
     ? import('@deepseek-ai/dsh-mcp/otel').then(({ createOtelTracing }) => createOtelTracing({ protocol: otlp.protocol, serviceVersion: DEFAULT_SERVER_INFO.version, log }))
     : undefined
-  let modeOrder: readonly string[] = []
   let host: InstanceType<typeof McpHost>
   try {
     host = new McpHost(undefined, {
       cwd: options.workdir,
       log,
       instructions,
-      // Known once the executor is loaded; read when a session first needs it, after bind.
-      sessionSandboxModes: (ctx) => sessionModes(ctx.get('bash')?.sandboxMode, modeOrder),
+      // The executor's own modes up to its default (its capabilities), asked once at bind.
+      sessionSandboxModes: narrowingModes,
       ...(options.auditLog ? { audit: { ...options.auditLog, executor: options.executor } } : {}),
       ...(tracing ? { tracing } : {}),
     })
@@ -107,9 +97,6 @@ export async function runMcp(options: McpOptions): Promise<number> {
   let app: Awaited<ReturnType<typeof composeApp>>
   try {
     app = await composeApp(options)
-    // tool-bash is loaded by now: its mode order costs nothing more here, where at the top it would
-    // load zod before `initialize` is answered.
-    modeOrder = (await import('@deepseek-ai/dsh-tool-bash')).MODE_ORDER
     await attach(app, 'dsh-mcp', 'the MCP server', (ctx) => host.bind(ctx))
   } catch (error) {
     await stdio?.close()

@@ -1,7 +1,7 @@
 import { isAbsolute, resolve } from 'node:path'
 import type { Context } from 'cordis'
 import type {} from '@deepseek-ai/dsh-agent'
-import type {} from '@deepseek-ai/dsh-bash'
+import { modesUpTo } from '@deepseek-ai/dsh-bash'
 import { serviceObject, type ApprovalDecision, type ApprovalRequest, type ApprovalService, type SecretInputAnswer, type SecretInputRequest, type SecretInputService, type ToolRegistry } from '@deepseek-ai/dsh-tools'
 import { DEFAULT_SECRET_INPUT, type SecretInputOptions } from './secret-elicit.js'
 import { DEFAULT_SERVER_INFO } from './front.js'
@@ -48,8 +48,9 @@ export interface McpHostOptions {
    * `capabilities: { experimental: { "dsh-bash": { sandboxMode: "read-only" } } }`. Its commands
    * then run under that mode, and escalations are measured against it. Default: none (a client
    * that asks is refused with the reason on every tool call). Offer only modes no wider than the
-   * executor's default unless every client may be trusted with the wider ones. A function is asked
-   * once, when the host is bound to its context (the executor's default mode is known only then).
+   * executor's default unless every client may be trusted with the wider ones: `narrowingModes`
+   * derives exactly those from the executor's capabilities. A function is asked once, when the
+   * host is bound to its context (the executor is known only then).
    */
   sessionSandboxModes?: readonly string[] | ((ctx: Context) => readonly string[])
   /** Register the routing approval service as `ctx.approval`. Default true. */
@@ -77,6 +78,16 @@ export interface McpHostOptions {
    * promise while it loads: calls wait for it. Default: none (no tracing code is loaded).
    */
   tracing?: CallTracing | Promise<CallTracing | undefined>
+}
+
+/**
+ * The sandbox modes a session may choose when sessions may only narrow: the executor's modes
+ * (`capabilities.sandboxModes`, narrowest first) up to its default, the default included; none
+ * for an executor that does not confine (or when none is loaded).
+ */
+export function narrowingModes(ctx: Context): string[] {
+  const bash = ctx.get('bash')
+  return bash ? modesUpTo(bash.sandboxMode, bash.capabilities.sandboxModes) : []
 }
 
 /**

@@ -10,6 +10,7 @@
  * secret-page.ts), full outputs resources (resources.ts); loop-turns.ts keeps work fair under load.
  */
 export { McpHost, type McpHostOptions } from './host.js'
+export { narrowingModes } from './host.js'
 export { McpSession, SESSION_CAPABILITY, type SessionOptions } from './session.js'
 export { serveStdio, DEFAULT_MAX_LINE_BYTES, type StdioHandle, type StdioOptions } from './stdio.js'
 export { serveHttp, generateToken, isLoopback, MCP_PATH, DEFAULT_IDLE_TIMEOUT_MS, type HttpOptions, type HttpHandle } from './http.js'

@@ -319,7 +319,7 @@ export class McpSession {
     if (ours === undefined) return undefined
     const mode = ours !== null && typeof ours === 'object' ? (ours as { sandboxMode?: unknown }).sandboxMode : undefined
     if (mode === undefined) return undefined
-    if (ctx.get('bash')?.sandboxMode === undefined) {
+    if (!ctx.get('bash')?.capabilities.sandboxModes.length) {
       throw mcpErrors.noSandbox(mode)
     }
     const allowed = this.options.sessionSandboxModes
@@ -424,8 +424,7 @@ export class McpSession {
     const ctx = this.context instanceof Promise ? await Promise.race([this.context, Promise.resolve(undefined)]) : this.context
     const bash = ctx?.get('bash')
     if (ctx && bash) {
-      const mine = bash.list().filter((task) => task.status === 'running' && bash.ownerOf(task.id) === this.token)
-      await Promise.all(mine.map((task) => bash.kill(task.id).catch(() => false)))
+      await bash.killOwner(this.token).catch((error: unknown) => ctx.logger('dsh-mcp').error(`stopping the session's tasks failed: ${String(error)}`))
       // Whatever the executor holds for this session (its container, its pod) goes with it.
       await bash.releaseOwner?.(this.token).catch((error: unknown) => ctx.logger('dsh-mcp').error(`releasing the session's executor state failed: ${String(error)}`))
     }

@@ -1,6 +1,6 @@
 import { isAbsolute, resolve as resolvePath } from 'node:path'
 import type { Context } from 'cordis'
-import type { BashExecRequest, BashTask } from '@deepseek-ai/dsh-bash'
+import { type BashExecRequest, type BashTask, widerModes } from '@deepseek-ai/dsh-bash'
 import type { ApprovalRequest, ApprovalService, ToolCall, ToolCaller, ToolContent, ToolResult } from '@deepseek-ai/dsh-tools'
 import { approvalTooLong, CALLER_ERROR, hasCode, messageOf, type SecretInputService, serviceObject } from '@deepseek-ai/dsh-tools'
 import { byteLength, checkBudget, lineCount, type ResultBudget } from './budget.js'
@@ -22,7 +22,7 @@ import { BASH_ANNOTATIONS, bashOutputSchema, errorStructure, launchFacts, runStr
 import { rangeLimits, rangeRef, renderRange } from './range.js'
 import {
   type BashArgs,
-  bashParameters,
+  bashParametersFor,
   checkBashArgs,
   checkInputArgs,
   checkOutputArgs,
@@ -30,10 +30,8 @@ import {
   DEFAULT_INPUT_WAIT_MS,
   type InputArgs,
   inputParameters,
-  MODE_ORDER,
   type OutputArgs,
   outputParameters,
-  sandboxedBashParameters,
   type TaskArgs,
   taskParameters,
 } from './schema.js'
@@ -100,7 +98,9 @@ export const ToolBash = {
     // proxy per call (profiled under the load bench). Its per-call methods use no caller context;
     // `onTaskDone`, which must be undone with this plugin, stays on the proxy below.
     const bash = serviceObject(ctx.bash)
-    const confines = bash.sandboxMode !== undefined
+    // What the executor can do decides the tools' schemas and checks (never a guess per executor kind).
+    const capabilities = bash.capabilities
+    const confines = capabilities.sandboxModes.length > 0
     const budget = config.resultBudget
     // Replies typed by a person, hidden in every later read of their task (reply-mask.ts).
     const replies = new ReplyMask()
@@ -152,7 +152,7 @@ export const ToolBash = {
     ctx.tools.register({
       name: 'bash',
       description: bashDescription({ sandbox: confines, yieldAfterMs: config.yieldAfterMs }),
-      parameters: confines ? sandboxedBashParameters : bashParameters,
+      parameters: bashParametersFor(capabilities),
       ...facts,
       annotations: BASH_ANNOTATIONS.bash,
       presentCall: presentBashCall,
@@ -238,48 +238,51 @@ export const ToolBash = {
       },
     })
 
-    ctx.tools.register({
-      name: 'bash_input',
-      description: `${BASH_INPUT_DESCRIPTION}${ASK_USER_SENTENCE}`,
-      parameters: inputParameters,
-      ...facts,
-      annotations: BASH_ANNOTATIONS.bash_input,
-      presentCall: presentTaskCall('bash_input'),
-      presentResult: presentTaskResult('bash_input'),
-      async execute(rawArgs, call) {
-        const args = rawArgs as InputArgs
-        checkInputArgs(args)
-        assertAccess(bash, args.task_id, call)
-        const waitMs = args.wait_ms ?? DEFAULT_INPUT_WAIT_MS
-        if (args.ask_user !== undefined) {
-          // A person types the reply (secret-input.ts); the model reads only that it was typed.
-          const owner = bash.ownerOf(args.task_id)
-          const notify = (text: string) => {
-            if (owner !== undefined) tellSession(ctx, owner, text, args.task_id)
+    // Input goes to interactive tasks only: an executor without terminals gets no bash_input.
+    if (capabilities.interactive) {
+      ctx.tools.register({
+        name: 'bash_input',
+        description: `${BASH_INPUT_DESCRIPTION}${ASK_USER_SENTENCE}`,
+        parameters: inputParameters,
+        ...facts,
+        annotations: BASH_ANNOTATIONS.bash_input,
+        presentCall: presentTaskCall('bash_input'),
+        presentResult: presentTaskResult('bash_input'),
+        async execute(rawArgs, call) {
+          const args = rawArgs as InputArgs
+          checkInputArgs(args)
+          assertAccess(bash, args.task_id, call)
+          const waitMs = args.wait_ms ?? DEFAULT_INPUT_WAIT_MS
+          if (args.ask_user !== undefined) {
+            // A person types the reply (secret-input.ts); the model reads only that it was typed.
+            const owner = bash.ownerOf(args.task_id)
+            const notify = (text: string) => {
+              if (owner !== undefined) tellSession(ctx, owner, text, args.task_id)
+            }
+            const outcome = await sendUserReply(ctx, call, args.task_id, args.ask_user, replies, notify)
+            // Waiting for `dsh-bash reply`: nothing was typed, so there is nothing to wait for now.
+            if (!outcome.sent) return waitThenRender(args.task_id, call, { waitMs: 0, echo: '' }, gather(args.task_id), `${outcome.line}\n`)
+            return waitThenRender(args.task_id, call, { waitMs, echo: '', until: args.until }, gather(args.task_id), `${TYPED_TEXT}\n`)
           }
-          const outcome = await sendUserReply(ctx, call, args.task_id, args.ask_user, replies, notify)
-          // Waiting for `dsh-bash reply`: nothing was typed, so there is nothing to wait for now.
-          if (!outcome.sent) return waitThenRender(args.task_id, call, { waitMs: 0, echo: '' }, gather(args.task_id), `${outcome.line}\n`)
-          return waitThenRender(args.task_id, call, { waitMs, echo: '', until: args.until }, gather(args.task_id), `${TYPED_TEXT}\n`)
-        }
-        // Typed by the model: a question still waiting for a person's reply to this task is moot.
-        if (args.text) {
-          const service = serviceObject(ctx.get('secretInput')) as SecretInputService | undefined
-          const sessionId = ownerToken(call)
-          if (sessionId !== undefined) service?.withdraw?.({ sessionId, taskId: args.task_id })
-        }
-        // What the program printed before the typing is read first: only what comes after can answer it.
-        const before = gather(args.task_id)
-        try {
-          // Not interactive, or finished: the executor's coded errors, before any wait.
-          await bash.write(args.task_id, args.text ?? '')
-        } catch (error) {
-          carry.hold(args.task_id, before, exists)
-          throw error
-        }
-        return waitThenRender(args.task_id, call, { waitMs, echo: args.text ?? '', until: args.until }, before)
-      },
-    })
+          // Typed by the model: a question still waiting for a person's reply to this task is moot.
+          if (args.text) {
+            const service = serviceObject(ctx.get('secretInput')) as SecretInputService | undefined
+            const sessionId = ownerToken(call)
+            if (sessionId !== undefined) service?.withdraw?.({ sessionId, taskId: args.task_id })
+          }
+          // What the program printed before the typing is read first: only what comes after can answer it.
+          const before = gather(args.task_id)
+          try {
+            // Not interactive, or finished: the executor's coded errors, before any wait.
+            await bash.write(args.task_id, args.text ?? '')
+          } catch (error) {
+            carry.hold(args.task_id, before, exists)
+            throw error
+          }
+          return waitThenRender(args.task_id, call, { waitMs, echo: args.text ?? '', until: args.until }, before)
+        },
+      })
+    }
 
     ctx.bash.onTaskDone((task) => deliverNotice(ctx, bash, task, confines))
   },
@@ -348,8 +351,7 @@ async function escalation(ctx: Context, bash: Context['bash'], args: BashArgs, c
   const current = sessionMode(call) ?? bash.sandboxMode
   if (wanted === undefined) throw toolBashErrors.escalationDenied('invalid justification: it goes with sandbox_permissions')
   if (justification === '') throw toolBashErrors.escalationDenied('invalid sandbox_permissions: a non-empty justification is required with it')
-  const rank = (mode: string) => (MODE_ORDER as readonly string[]).indexOf(mode)
-  if (rank(wanted) <= rank(current)) {
+  if (!widerModes(current, bash.capabilities.sandboxModes).includes(wanted)) {
     throw toolBashErrors.escalationDenied(`invalid sandbox_permissions: "${wanted}" is not wider than the current mode "${current}"`)
   }
   const approval = approvalOf(ctx)

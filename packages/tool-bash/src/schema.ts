@@ -1,12 +1,8 @@
 import { z } from 'zod'
+import { type ExecutorCapabilities, SANDBOX_MODES } from '@deepseek-ai/dsh-bash'
 import { toolBashErrors } from './errors.js'
 import { askUserShape, checkInputChoice } from './secret-input.js'
 import { checkUntil } from './until.js'
-
-/** Sandbox modes a call may ask to be widened to, narrowest first. */
-export const ESCALATION_MODES = ['workspace-write', 'danger-full-access'] as const
-/** Every known mode, narrowest first: "strictly wider" is a higher index. */
-export const MODE_ORDER = ['read-only', 'workspace-write', 'danger-full-access'] as const
 
 const bashShape = {
   command: z.string().describe('The bash script to run (bash -c).'),
@@ -20,18 +16,33 @@ const bashShape = {
     .describe('Run it in a terminal (120x40) so that you can type into it with bash_input. Requires run_in_background: true.'),
 }
 
+/** The two parameters of a confining executor, required together; `modes`: those a call may ask for. */
+function escalationShape(modes: readonly [string, ...string[]]) {
+  return {
+    sandbox_permissions: z.enum(modes).optional().describe('Ask the user to run this one call with a wider sandbox mode. Requires "justification".'),
+    justification: z.string().optional().describe('Why this call needs the wider sandbox mode (shown to the user).'),
+  }
+}
+
 /** The `bash` parameters. Unknown keys (`env`, `stdin`, …) are stripped: they never reach the executor. */
 export const bashParameters = z.object(bashShape)
 
-/** The `bash` parameters when the executor confines: two more, required together. */
-export const sandboxedBashParameters = z.object({
-  ...bashShape,
-  sandbox_permissions: z
-    .enum(ESCALATION_MODES)
-    .optional()
-    .describe('Ask the user to run this one call with a wider sandbox mode. Requires "justification".'),
-  justification: z.string().optional().describe('Why this call needs the wider sandbox mode (shown to the user).'),
-})
+/** The `bash` parameters when the executor confines with every mode of `SANDBOX_MODES`: two more, required together. */
+export const sandboxedBashParameters = z.object({ ...bashShape, ...escalationShape(SANDBOX_MODES.slice(1) as [string, ...string[]]) })
+
+/**
+ * The `bash` parameters an executor's capabilities allow: `interactive` only where it runs
+ * terminals; `sandbox_permissions` (its modes wider than its narrowest) and `justification` only
+ * where it confines with more than one mode.
+ */
+export function bashParametersFor(capabilities: Pick<ExecutorCapabilities, 'sandboxModes' | 'interactive'>) {
+  const { interactive, ...plain } = bashShape
+  const wider = capabilities.sandboxModes.slice(1)
+  return z.object({
+    ...(capabilities.interactive ? { ...plain, interactive } : plain),
+    ...(wider.length > 0 ? escalationShape(wider as [string, ...string[]]) : {}),
+  })
+}
 
 export const taskParameters = z.object({
   task_id: z.string().describe('The id of a background task, e.g. "bash-1".'),

@@ -2,7 +2,6 @@ import { type Context, Service } from 'cordis'
 import { z } from 'zod'
 import { codeOf, toolErrors } from './errors.js'
 import { snapshotArguments } from './snapshot.js'
-import { serviceObject } from './service-object.js'
 import { approvalTooLong } from './approval-text.js'
 import type {
   ApprovalDecision,
@@ -175,10 +174,6 @@ export class ToolRegistry extends Service {
 
   /** Runs a call through the whole pipeline. Never throws. */
   async execute(execution: ToolExecution): Promise<ToolResult> {
-    // Through cordis' proxy every `this.x` below builds a shadow context (profiled under load: a
-    // large share of the server's CPU); the pipeline uses no caller context, so it runs on the object.
-    const self = serviceObject(this)
-    if (self !== this) return self.execute(execution)
     let result: ToolResult
     const gathered: GatheredFacts = { ran: false, approvals: [] }
     try {

@@ -1,5 +1,4 @@
-/** cordis' key for the object behind its tracing proxy (what `ctx.tools`, `ctx.bash`, `ctx.get(…)` hand callers). */
-const CORDIS_ORIGINAL = Symbol.for('cordis.original')
+import { symbols } from 'cordis'
 
 /**
  * The service object behind cordis' tracing proxy, or `value` itself when it is not one.
@@ -13,8 +12,12 @@ const CORDIS_ORIGINAL = Symbol.for('cordis.original')
  * `run`/`readOutput`/…, `agents.create` does use it: keep that one on the proxy). Never keep the
  * object past the lifetime of the plugin that resolved it: resolve it in `apply` (re-run when an
  * injected service changes) or inside an effect that is undone with the plugin.
+ *
+ * This is the one way around the proxy in this repository: the caller takes the object (tool-bash
+ * its `ctx.bash`, the MCP session and host and the agents their `ctx.tools`); services never
+ * unwrap themselves, so a caller through the proxy gets the same answers, only slower.
  */
 export function serviceObject<T>(value: T): T {
   if (value === null || (typeof value !== 'object' && typeof value !== 'function')) return value
-  return ((value as Record<symbol, unknown>)[CORDIS_ORIGINAL] as T | undefined) ?? value
+  return ((value as Record<symbol, unknown>)[symbols.original] as T | undefined) ?? value
 }

@@ -70,6 +70,29 @@ export function backgroundTests(suite: SuiteContext): void {
       expect(bash.readOutput(task.id).delta).toBe('')
     })
 
+    it("killOwner(): stops that owner's running tasks only, says how many, leaves them readable", async () => {
+      const bash = await executor()
+      const mine = digits()
+      const theirs = digits()
+      const a1 = start(bash, `echo a1; sleep 1000.${q(mine)}`, { owner: 'owner-a' })
+      const a2 = start(bash, `sleep 1000.${q(mine)}`, { owner: 'owner-a' })
+      const done = start(bash, 'echo over', { owner: 'owner-a' })
+      const b = start(bash, `sleep 1000.${q(theirs)}`, { owner: 'owner-b' })
+      const open = start(bash, `sleep 1000.${q(theirs)}`)
+      await done.done
+      await seen(mine)
+      await seen(theirs)
+      expect(await bash.killOwner('owner-a')).toBe(2)
+      expect([a1.status, a2.status, done.status]).toEqual(['killed', 'killed', 'completed'])
+      expect(await count(mine)).toBe(0)
+      expect([b.status, open.status]).toEqual(['running', 'running'])
+      expect(bash.readOutput(done.id).delta).toBe('over\n')
+      expect(await bash.killOwner('owner-a')).toBe(0)
+      expect(await bash.killOwner('owner-nobody')).toBe(0)
+      await Promise.all([bash.kill(b.id), bash.kill(open.id)])
+      expect(await count(theirs)).toBe(0)
+    })
+
     it('a read shows new stderr in a [stderr] section after stdout', async () => {
       const bash = await executor()
       const both = start(bash, 'echo out; echo err >&2')

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os'
 import { describe, expect, it, vi } from 'vitest'
 import type { BashExecutor } from '../executor.js'
 import { backgroundTests } from './background.js'
+import { capabilityTests } from './capabilities.js'
 import { descriptorTests } from './descriptors.js'
 import { disposalTests } from './disposal.js'
 import { foregroundTests } from './foreground.js'
@@ -56,6 +57,7 @@ export function defineBashExecutorConformance(name: string, options: Conformance
 
   describe(`bash executor conformance: ${name}`, () => {
     resolveTests(suite)
+    capabilityTests(suite)
     foregroundTests(suite)
     descriptorTests(suite)
     timeoutTests(suite)
