@@ -86,14 +86,26 @@ export class LocalExecutor extends ProcessExecutor {
     }
     const shellPath = findExecutable(parsed.shell)
     const choice = chooseContainment(parsed.containment)
-    super(ctx, parsed)
+    // Before super: the base constructor publishes the service, and a plugin that injects it
+    // (tool-bash) reads `capabilities`, whose limits come from these mechanisms, at once.
+    const resources = ResourceControl.create(parsed.limits, choice.manager)
+    LocalExecutor.constructing = resources
+    try {
+      super(ctx, parsed)
+    } catch (error) {
+      resources.dispose()
+      choice.manager?.dispose()
+      throw error
+    } finally {
+      LocalExecutor.constructing = undefined
+    }
+    this.resources = resources
     this.localConfig = parsed
     this.shellPath = shellPath
     this.containment = choice.kind
     this.containmentNote = choice.note
     this.cgroups = choice.manager
     this.transform = transform
-    this.resources = ResourceControl.create(parsed.limits, choice.manager)
     if (this.resources.note) this.logger.info(`resource limits: ${this.resources.note}`)
     this.preludePath = join(this.spillDir, 'prelude.sh')
     writeFileSync(this.preludePath, preludeScript(), { mode: 0o600, flag: 'wx' })
@@ -246,11 +258,15 @@ export class LocalExecutor extends ProcessExecutor {
    * which can be resized; the limits its machine lets it enforce (ResourceControl.enforceable).
    */
   get capabilities(): ExecutorCapabilities {
-    this._capabilities ??= Object.freeze({ ...LOCAL_CAPABILITIES, limits: Object.freeze(this.resources.enforceable()) })
+    // `resources` is unset while super() runs; the one being built is in `constructing` then.
+    const resources = this.resources ?? LocalExecutor.constructing!
+    this._capabilities ??= Object.freeze({ ...LOCAL_CAPABILITIES, limits: Object.freeze(resources.enforceable()) })
     return this._capabilities
   }
 
   private _capabilities?: ExecutorCapabilities
+  /** The resource control of the executor whose super() is running (constructors run one at a time). */
+  private static constructing?: ResourceControl
 
   private setsid?: string
 

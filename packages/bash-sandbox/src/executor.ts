@@ -55,7 +55,14 @@ export class SandboxExecutor extends LocalExecutor {
     const bwrapPath = lookupExecutable(parsed.bwrapPath ?? 'bwrap')
     // The sandbox is a transform of the local executor's command line, composed at construction.
     const sandbox = new BwrapSandbox({ config: parsed, workspaceRoot, bwrapPath, home: homedir() })
-    super(ctx, local as LocalExecutorConfigInput, sandbox.transform)
+    // The base constructor publishes the service, and tool-bash may read `capabilities` and
+    // `sandboxMode` at once: until super() returns they come from `constructingConfig`.
+    SandboxExecutor.constructingConfig = parsed
+    try {
+      super(ctx, local as LocalExecutorConfigInput, sandbox.transform)
+    } finally {
+      SandboxExecutor.constructingConfig = undefined
+    }
     this.sandbox = sandbox
     this.sandboxConfig = parsed
     this.workspaceRoot = workspaceRoot
@@ -81,13 +88,21 @@ export class SandboxExecutor extends LocalExecutor {
   get capabilities(): ExecutorCapabilities {
     const local = super.capabilities
     // A private /tmp exists here, so its size can be bounded too (limits.tmp).
-    return { ...local, sandboxModes: SANDBOX_MODES, limits: [...local.limits, 'tmp'], networkModes: [networkKind(this.sandboxConfig.network)] }
+    return { ...local, sandboxModes: SANDBOX_MODES, limits: [...local.limits, 'tmp'], networkModes: [networkKind(this.ownConfig().network)] }
   }
 
   /** The default mode of every command. */
   get sandboxMode(): SandboxModeName {
-    return this.sandboxConfig.mode
+    return this.ownConfig().mode
   }
+
+  /** The sandbox config, also while super() runs (see the constructor). */
+  private ownConfig(): SandboxExecutorConfig {
+    return this.sandboxConfig ?? SandboxExecutor.constructingConfig!
+  }
+
+  /** The config of the executor whose super() is running (constructors run one at a time). */
+  private static constructingConfig?: SandboxExecutorConfig
 
   /**
    * Applies the local executor's defaults and resolves the mode, once: the request's when given

@@ -11,7 +11,9 @@ import { Agents } from '@deepseek-ai/dsh-agent'
 import { LocalExecutor } from '@deepseek-ai/dsh-bash-local'
 import { ToolBash } from '@deepseek-ai/dsh-tool-bash'
 import { ToolRegistry } from '@deepseek-ai/dsh-tools'
-import { checkPrivateDirectory, generateToken, McpHost, type McpHostOptions, serveHttp, serveReplyDesk, type ReplyEndpoint } from '../src/index.js'
+import { generateToken, McpHost, type McpHostOptions, serveHttp } from '../src/index.js'
+import { checkPrivateDirectory } from '../src/reply-dir.js'
+import { serveReplyDesk, type ReplyEndpoint } from '../src/reply-endpoint.js'
 
 /**
  * The reply desk in-process: the real tools over the real local executor, a host, an SDK client

@@ -5,7 +5,8 @@ import { ElicitationCompleteNotificationSchema, type ElicitRequest, ElicitReques
 import { afterEach, describe, expect, it } from 'vitest'
 import { Agents } from '@deepseek-ai/dsh-agent'
 import { ToolRegistry, type SecretInputAnswer, type SecretInputService } from '@deepseek-ai/dsh-tools'
-import { McpHost, MAX_MESSAGE_COMMAND, type McpHostOptions, openSecretPage, SECRET_PAGE_WARNING, secretElicitationMessage, UNASKED_MS } from '../src/index.js'
+import { McpHost, MAX_MESSAGE_COMMAND, type McpHostOptions, openSecretPage, SECRET_PAGE_WARNING, secretElicitationMessage } from '../src/index.js'
+import { UNASKED_MS } from '../src/secret-elicit.js'
 
 /** A person's answer in the client: after reading the message (an instant one is the client's own, see UNASKED_MS). */
 const person = (action: 'decline' | 'cancel') => () => new Promise<ElicitResult>((resolve) => setTimeout(() => resolve({ action }), UNASKED_MS + 100))
