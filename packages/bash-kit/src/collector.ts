@@ -1,5 +1,6 @@
-import { closeSync, constants, openSync, readSync, unlinkSync, writeSync, writevSync } from 'node:fs'
+import { closeSync, constants, openSync, readSync, unlinkSync, writevSync } from 'node:fs'
 import type { CollectedOutput } from '@deepseek-ai/dsh-bash'
+import { decodeAll, decoderOptions, LF, leadingContinuationBytes, restartAfterLoss, scrubNul, writeFully } from './collector-bytes.js'
 
 export interface CollectorOptions {
   /** Bytes of the stream kept in memory (the tail). Must be ≥ 1. */
@@ -27,7 +28,6 @@ export interface CollectorRead {
   lossy: boolean
 }
 
-const decoderOptions = { fatal: false, ignoreBOM: true } as const
 
 /**
  * Spill bytes gathered before one write. A pipe read is 4–64 KiB (`seq 1 1000000`: up to 1,700
@@ -389,37 +389,4 @@ export class OutputCollector {
     if (this.#chunks.length > 1) this.#chunks = [all]
     return skip > 0 ? all.subarray(skip) : all
   }
-}
-
-function writeFully(fd: number, bytes: Uint8Array): void {
-  let offset = 0
-  while (offset < bytes.length) offset += writeSync(fd, bytes, offset, bytes.length - offset)
-}
-
-const LF = 0x0a
-
-/**
- * Where a read resumes in a tail whose first line lost its beginning: just after the first newline
- * (a newline byte is never part of a multi-byte character), or, with none, at the first character
- * boundary.
- */
-function restartAfterLoss(tail: Uint8Array): number {
-  const newline = tail.indexOf(LF)
-  return newline >= 0 ? newline + 1 : leadingContinuationBytes(tail)
-}
-
-/** UTF-8 continuation bytes (10xxxxxx) at the start of a tail: the rest of a character cut off in front. */
-function leadingContinuationBytes(bytes: Uint8Array): number {
-  let n = 0
-  while (n < bytes.length && n < 3 && (bytes[n] & 0xc0) === 0x80) n++
-  return n
-}
-
-function decodeAll(bytes: Uint8Array): string {
-  return scrubNul(new TextDecoder('utf-8', decoderOptions).decode(bytes))
-}
-
-/** A NUL byte never reaches the model (many clients and APIs truncate or reject strings with NUL). */
-function scrubNul(text: string): string {
-  return text.includes('\0') ? text.replaceAll('\0', '\uFFFD') : text
 }
