@@ -64,6 +64,13 @@ export async function runMcp(options: McpOptions): Promise<number> {
   ])
   const instructions = mcpInstructions(bashPromptSection({ yieldAfterMs: options.yieldAfterMs }))
   const front = options.http ? undefined : new StdioFront({ log, early: { serverInfo: DEFAULT_SERVER_INFO, instructions } })
+  // A stop signal is ours from here on, before anything can start a command: with the handlers
+  // installed only once the server is up, a signal that came while the reply desk was still starting
+  // (a call can run by then) ended the server by its default action, and its tasks lived on (CI,
+  // under load). One that comes early stops the server as soon as it is up.
+  let stopNow: ((signal: string) => void) | undefined
+  let earlySignal: string | undefined
+  onStopSignals((signal) => (stopNow ? stopNow(signal) : (earlySignal ??= signal)))
 
   const { McpHost, narrowingModes } = await import('@deepseek-ai/dsh-mcp/host')
   // The OpenTelemetry SDK loads only now and only when asked for, beside the tools; calls wait for it.
@@ -140,7 +147,8 @@ export async function runMcp(options: McpOptions): Promise<number> {
   const why = await new Promise<string>((resolve) => {
     // `closed` only ever resolves (stdio.ts, http.ts): nothing to catch.
     void server.closed.then(() => resolve('client closed'))
-    onStopSignals((signal) => resolve(signal))
+    stopNow = resolve
+    if (earlySignal) resolve(earlySignal)
     // A bug must not leave the tasks running: stop everything, then exit 1.
     process.on('uncaughtException', (error) => {
       process.stderr.write(`dsh-bash: internal error, stopping: ${error.stack ?? error.message}\n`)

@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process'
 import { mkdtempSync, realpathSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -5,7 +6,7 @@ import { pathToFileURL } from 'node:url'
 import { type CallToolResult, ListRootsRequestSchema, type ProgressNotification } from '@modelcontextprotocol/sdk/types.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { contractChecks } from './contract-checks.js'
-import { bash, call, isAlive, marker, pidsWith, ROOT, type StdioServer, startStdio, waitFor } from './helpers.js'
+import { bash, call, isAlive, MAIN, marker, pidsWith, ROOT, type StdioServer, startStdio, waitFor } from './helpers.js'
 
 describe('dsh-bash mcp over stdio (real server process, SDK client)', () => {
   let server: StdioServer
@@ -114,6 +115,18 @@ describe('dsh-bash mcp over stdio: stopping leaves no process behind', () => {
     await waitFor('the server to exit', () => !isAlive(pid))
     expect(pidsWith(tag)).toEqual([])
     await server.close()
+  })
+
+  it('a SIGTERM that comes while the server is still starting (initialize answered, tools loading) is a clean stop, not a death by signal', async () => {
+    const proc = spawn(process.execPath, [MAIN, 'mcp'], { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] })
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => proc.on('exit', (code, signal) => resolve({ code, signal })))
+    const answered = new Promise<void>((resolve) => proc.stdout.on('data', (chunk: Buffer) => chunk.toString().includes('"result"') && resolve()))
+    proc.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'early-stop', version: '1' } } })}\n`)
+    // The front answers initialize before the executor and the tools load: the signal lands in that window.
+    await answered
+    proc.kill('SIGTERM')
+    // Without the early handler the default action ended it: { code: null, signal: 'SIGTERM' }.
+    expect(await exited).toEqual({ code: 0, signal: null })
   })
 
   it('SIGINT to the server does the same', async () => {
