@@ -20,10 +20,20 @@ export function ownCgroupDirectory(): string | undefined {
   }
   const line = membership.split('\n').find((l) => l.startsWith('0::'))
   if (!line) return undefined
-  const path = line.slice(3)
+  return mountedPath(mountinfo, line.slice(3), (type) => type === 'cgroup2')
+}
+
+/**
+ * Where a cgroup `path` (relative to its hierarchy's top, as /proc/self/cgroup gives it) is mounted:
+ * the first mountinfo entry whose file system type and super options `mount` accepts and whose
+ * root contains the path. Undefined when none does.
+ */
+export function mountedPath(mountinfo: string, path: string, mount: (type: string, options: string[]) => boolean): string | undefined {
   for (const entry of mountinfo.split('\n')) {
     const [left, right] = entry.split(' - ')
-    if (!right || !right.startsWith('cgroup2 ')) continue
+    if (!right) continue
+    const [type, , options = ''] = right.split(' ')
+    if (!mount(type, options.split(','))) continue
     const fields = left.split(' ')
     const root = unescapeMount(fields[3])
     const mountPoint = unescapeMount(fields[4])

@@ -2,7 +2,7 @@ import { accessSync, constants, existsSync, mkdirSync, readdirSync, readFileSync
 import { join } from 'node:path'
 import { BASH_ERROR, codedError, type LimitReached, type ResourceFacts } from '@deepseek-ai/dsh-bash'
 import type { CommandLimits } from '@deepseek-ai/dsh-bash-kit'
-import { type CgroupManager, removeStaleCgroups, unescapeMount } from './cgroup.js'
+import { type CgroupManager, mountedPath, removeStaleCgroups } from './cgroup.js'
 
 /**
  * Resource limits per command, and what a command used.
@@ -264,18 +264,7 @@ export function ownV1Directory(controller: LimitController, mountinfo?: string, 
   })
   if (!line) return undefined
   const path = line.split(':').slice(2).join(':')
-  for (const entry of mountinfo.split('\n')) {
-    const [left, right] = entry.split(' - ')
-    if (!right) continue
-    const [type, , options = ''] = right.split(' ')
-    if (type !== 'cgroup' || !options.split(',').includes(controller)) continue
-    const fields = left.split(' ')
-    const root = unescapeMount(fields[3])
-    const mountPoint = unescapeMount(fields[4])
-    if (!path.startsWith(root)) continue
-    return join(mountPoint, path.slice(root.length))
-  }
-  return undefined
+  return mountedPath(mountinfo, path, (type, options) => type === 'cgroup' && options.includes(controller))
 }
 
 function write(dir: string, file: string, value: number | string): void {
